@@ -1,0 +1,16 @@
+export * from './object.js';
+export * as dsl from './schema/dsl.js';
+export * from './schema/meta.js';
+export * from './schema/decode.js';
+export * from './resources.js';
+export * as corev1 from './kinds/core-v1.js';
+export * as appsv1 from './kinds/apps-v1.js';
+export * as batchv1 from './kinds/batch-v1.js';
+export * as coordinationv1 from './kinds/coordination-v1.js';
+export * as eventsv1 from './kinds/events-v1.js';
+export * as schedulingv1 from './kinds/scheduling-v1.js';
+export * as autoscalingv1 from './kinds/autoscaling-v1.js';
+export * as policyv1 from './kinds/policy-v1.js';
+export * as authorizationv1 from './kinds/authorization-v1.js';
+export * as authenticationv1 from './kinds/authentication-v1.js';
+export * as rbacv1 from './kinds/rbac-v1.js';

@@ -1,0 +1,3 @@
+export * from './json-patch.js';
+export * from './merge-patch.js';
+export * from './strategic-merge-patch.js';

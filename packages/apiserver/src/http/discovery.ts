@@ -1,0 +1,117 @@
+/**
+ * Discovery documents, all generated from the resource catalogue: legacy
+ * (`APIVersions`, `APIGroupList`, `APIGroup`, `APIResourceList`) and aggregated
+ * (`apidiscovery.k8s.io` v2 and v2beta1, whose response media-type parameters are
+ * what make kubectl read them as aggregated).
+ */
+import { apiVersionOf, groupVersions, resources, type ResourceDef } from '@kubeling/api';
+
+export const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
+
+/** Which aggregated version the Accept header asks for, in the client's order of preference. */
+export function aggregatedVersionWanted(accept: string | undefined): 'v2' | 'v2beta1' | undefined {
+  if (!accept) return undefined;
+  for (const part of accept.split(',')) {
+    const params = part.split(';').map((s) => s.trim());
+    if (!params.includes('as=APIGroupDiscoveryList') || !params.includes('g=apidiscovery.k8s.io')) continue;
+    if (params.includes('v=v2')) return 'v2';
+    if (params.includes('v=v2beta1')) return 'v2beta1';
+  }
+  return undefined;
+}
+
+export function apiVersions(serverAddress: string) {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
+}
+
+function groupEntry(group: string) {
+  const versions = groupVersions()
+    .filter((gv) => gv.group === group)
+    .map((gv) => ({ groupVersion: apiVersionOf(gv.group, gv.version), version: gv.version }));
+  return { name: group, versions, preferredVersion: versions[0]! };
+}
+
+const namedGroups = () => [...new Set(groupVersions().map((gv) => gv.group))].filter((g) => g !== '');
+
+export function apiGroupList() {
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: namedGroups().map(groupEntry) };
+}
+
+export function apiGroup(group: string) {
+  if (!namedGroups().includes(group)) return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group) };
+}
+
+export function apiResourceList(group: string, version: string) {
+  const defs = resources.filter((r) => r.group === group && r.version === version);
+  if (!defs.length) return undefined;
+  const out: Record<string, unknown>[] = [];
+  for (const r of defs) {
+    out.push({
+      name: r.resource,
+      singularName: r.singular,
+      namespaced: r.namespaced,
+      kind: r.kind,
+      verbs: [...r.verbs],
+      ...(r.shortNames.length ? { shortNames: [...r.shortNames] } : {}),
+      ...(r.categories.length ? { categories: [...r.categories] } : {}),
+    });
+    for (const [sub, s] of Object.entries(r.subresources)) {
+      out.push({
+        name: `${r.resource}/${sub}`,
+        singularName: '',
+        namespaced: r.namespaced,
+        ...(s.kind && (s.kind.group !== r.group || s.kind.version !== r.version) ? { group: s.kind.group, version: s.kind.version } : {}),
+        kind: s.kind?.kind ?? r.kind,
+        verbs: [...s.verbs],
+      });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources: out };
+}
+
+function discoveryResource(r: ResourceDef) {
+  return {
+    resource: r.resource,
+    responseKind: { group: r.group, version: r.version, kind: r.kind },
+    scope: r.namespaced ? 'Namespaced' : 'Cluster',
+    singularResource: r.singular,
+    verbs: [...r.verbs],
+    ...(r.shortNames.length ? { shortNames: [...r.shortNames] } : {}),
+    ...(r.categories.length ? { categories: [...r.categories] } : {}),
+    ...(Object.keys(r.subresources).length
+      ? {
+          subresources: Object.entries(r.subresources).map(([sub, s]) => ({
+            subresource: sub,
+            responseKind: s.kind ?? { group: r.group, version: r.version, kind: r.kind },
+            verbs: [...s.verbs],
+          })),
+        }
+      : {}),
+  };
+}
+
+/** `/api` (core only) or `/apis` (named groups) in aggregated form. */
+export function aggregatedDiscovery(which: 'core' | 'groups', version: 'v2' | 'v2beta1') {
+  const groups = which === 'core' ? [''] : namedGroups();
+  return {
+    kind: 'APIGroupDiscoveryList',
+    apiVersion: `apidiscovery.k8s.io/${version}`,
+    metadata: {},
+    items: groups.map((g) => ({
+      metadata: g ? { name: g } : {},
+      versions: groupVersions()
+        .filter((gv) => gv.group === g)
+        .map((gv) => ({
+          version: gv.version,
+          freshness: 'Current',
+          resources: resources.filter((r) => r.group === g && r.version === gv.version).map(discoveryResource),
+        })),
+    })),
+  };
+}

@@ -1,0 +1,466 @@
+/**
+ * The resource endpoints: one function per verb over the generic store, plus the
+ * subresources every client relies on (status, scale, binding, finalize). Bodies
+ * are decoded here so that every failure is a Status (see codec.ts); objects are
+ * validated by the store's strategy, never by route schemas.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KubeObject, ResourceDef } from '@kubeling/api';
+import {
+  StatusError,
+  badRequest,
+  conflict,
+  failure,
+  isPlainObject,
+  labelSelectorToString,
+  methodNotAllowed,
+  notFoundPath,
+  parseBool,
+  rfc3339,
+  serviceUnavailable,
+  successStatus,
+  unsupportedMediaType,
+} from '@kubeling/apimachinery';
+import type { RequestInfo } from './request-info.js';
+import { BODY_TYPES, PATCH_TYPES, checkObjectBody, encode, fieldValidationOf, mediaType, parseBody, wantsYaml, type FieldValidation } from './codec.js';
+import type { DeleteOptions, ListOptions, Store, WriteContext } from '../registry/store.js';
+import type { EtcdStorage } from '../storage/etcd.js';
+import { WatchStream } from './watch.js';
+import { applyPatch } from './patch.js';
+import { tableWanted, toTable, type IncludeObject } from './table.js';
+
+export type Registry = Map<string, Store>;
+
+export interface HandlerContext {
+  req: FastifyRequest;
+  reply: FastifyReply;
+  info: RequestInfo;
+  def: ResourceDef;
+  registry: Registry;
+  storage: EtcdStorage;
+  opts: { bookmarkIntervalMs: number; minRequestTimeoutSeconds: number };
+}
+
+type Query = Record<string, string | string[] | undefined>;
+const q1 = (q: Query, k: string): string | undefined => {
+  const v = q[k];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+function send(c: HandlerContext, code: number, body: unknown, warnings: string[] = []) {
+  for (const w of warnings) c.reply.header('Warning', `299 - ${JSON.stringify(w)}`);
+  const { payload, contentType } = encode(body, wantsYaml(c.req.headers.accept));
+  return c.reply.code(code).type(contentType).send(payload);
+}
+
+function intParam(q: Query, k: string): number | undefined {
+  const v = q1(q, k);
+  if (v === undefined || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${k}: ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+function listOptions(q: Query): ListOptions {
+  return {
+    labelSelector: q1(q, 'labelSelector'),
+    fieldSelector: q1(q, 'fieldSelector'),
+    limit: intParam(q, 'limit'),
+    continue: q1(q, 'continue'),
+    resourceVersion: q1(q, 'resourceVersion'),
+    resourceVersionMatch: q1(q, 'resourceVersionMatch'),
+  };
+}
+
+function writeContext(q: Query): WriteContext {
+  const dry = q.dryRun;
+  const values = Array.isArray(dry) ? dry : dry !== undefined ? [dry] : [];
+  for (const v of values) if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
+  return { dryRun: values.length > 0, warnings: [] };
+}
+
+export async function handleResource(c: HandlerContext): Promise<unknown> {
+  const { info, def } = c;
+  const q = c.req.query as Query;
+  if (def.namespaced === false && c.req.url.includes('/namespaces/') && def.resource !== 'namespaces') throw notFoundPath();
+  if (info.subresource && !def.subresources[info.subresource]) throw notFoundPath();
+  const verb = info.verb;
+  if (def.namespaced && !info.namespace && !['list', 'watch'].includes(verb)) {
+    // Only list and watch exist across all namespaces.
+    throw info.name ? notFoundPath() : methodNotAllowed();
+  }
+  if (!info.subresource && !def.verbs.includes(verb)) throw methodNotAllowed();
+  if (def.virtual) return createVirtual(c);
+  const store = c.registry.get(`${def.group}/${def.version}/${def.resource}`);
+  if (!store) throw notFoundPath();
+  const ns = def.namespaced ? info.namespace : undefined;
+
+  if (info.subresource) return handleSubresource(c, store, ns);
+
+  switch (verb) {
+    case 'get': {
+      const obj = await store.get(ns, info.name, q1(q, 'resourceVersion'));
+      const table = tableWanted(c.req.headers.accept);
+      if (table) return send(c, 200, toTable(def.group, def.resource, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject(q), true, table));
+      return send(c, 200, obj);
+    }
+    case 'list': {
+      const list = await store.list(ns, listOptions(q));
+      const table = tableWanted(c.req.headers.accept);
+      if (table) return send(c, 200, toTable(def.group, def.resource, list.items, list.metadata, includeObject(q), true, table));
+      return send(c, 200, list);
+    }
+    case 'watch':
+      return watch(c, store, ns);
+    case 'create': {
+      const ctx = writeContext(q);
+      const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
+      checkNamespace(obj, ns);
+      const created = await store.create(ns, obj, ctx);
+      return send(c, 201, created, warnings);
+    }
+    case 'update': {
+      const ctx = writeContext(q);
+      const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
+      checkNamespace(obj, ns);
+      checkName(obj, info.name);
+      const res = await store.update(ns, info.name, obj, undefined, ctx);
+      return send(c, res.created ? 201 : 200, res.obj, warnings);
+    }
+    case 'patch': {
+      const ctx = writeContext(q);
+      const res = await patch(c, store, ns, undefined, ctx);
+      return send(c, res.created ? 201 : 200, res.obj, ctx.warnings);
+    }
+    case 'delete': {
+      const ctx = writeContext(q);
+      const opts = deleteOptions(c);
+      if (opts.dryRun?.length) ctx.dryRun = true;
+      const { obj, deleted } = await store.delete(ns, info.name, opts, ctx);
+      if (deleted && !store.strategy.returnDeletedObject) {
+        return send(c, 200, successStatus({ name: info.name, ...(def.group ? { group: def.group } : {}), kind: def.resource, uid: obj.metadata.uid ?? '' }));
+      }
+      return send(c, !deleted && opts.orphanDependents === false ? 202 : 200, obj);
+    }
+    case 'deletecollection': {
+      const ctx = writeContext(q);
+      const opts = deleteOptions(c);
+      if (opts.dryRun?.length) ctx.dryRun = true;
+      return send(c, 200, await store.deleteCollection(ns, listOptions(q), opts, ctx));
+    }
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+function includeObject(q: Query): IncludeObject {
+  const v = q1(q, 'includeObject');
+  if (v === undefined || v === '') return 'Metadata';
+  if (v === 'None' || v === 'Metadata' || v === 'Object') return v;
+  throw badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
+}
+
+function decodeObject(c: HandlerContext, def: ResourceDef, validation: FieldValidation, kind = def.kind) {
+  const ct = c.req.headers['content-type'] ?? 'application/json';
+  const mt = mediaType(ct);
+  if (!BODY_TYPES.includes(mt) && mt !== '') throw unsupportedMediaType(ct, ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
+  const body = parseBody(c.req.body as Buffer | undefined, ct);
+  return checkObjectBody(def, body, validation, kind);
+}
+
+function checkNamespace(obj: KubeObject, ns: string | undefined): void {
+  if (ns === undefined) return;
+  const bodyNs = obj.metadata.namespace;
+  if (bodyNs && bodyNs !== ns) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  obj.metadata.namespace = ns;
+}
+
+function checkName(obj: KubeObject, name: string): void {
+  if (obj.metadata.name && obj.metadata.name !== name) {
+    throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+  }
+  obj.metadata.name = name;
+}
+
+function deleteOptions(c: HandlerContext): DeleteOptions {
+  const q = c.req.query as Query;
+  let body: Record<string, unknown> = {};
+  const raw = c.req.body as Buffer | undefined;
+  if (raw && raw.length) {
+    const parsed = parseBody(raw, c.req.headers['content-type'] ?? 'application/json');
+    if (parsed !== null && !isPlainObject(parsed)) throw badRequest('DeleteOptions must be a JSON object');
+    body = (parsed ?? {}) as Record<string, unknown>;
+  }
+  const out: DeleteOptions = {};
+  const grace = body.gracePeriodSeconds ?? intParam(q, 'gracePeriodSeconds');
+  if (grace !== undefined && grace !== null) {
+    if (typeof grace !== 'number' || !Number.isInteger(grace)) throw badRequest('gracePeriodSeconds must be an integer');
+    out.gracePeriodSeconds = grace;
+  }
+  const policy = (body.propagationPolicy as string | undefined) ?? q1(q, 'propagationPolicy');
+  if (policy !== undefined && policy !== null) {
+    if (!['Orphan', 'Background', 'Foreground'].includes(policy)) {
+      throw badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+    }
+    out.propagationPolicy = policy;
+  }
+  const orphan = body.orphanDependents ?? (q1(q, 'orphanDependents') !== undefined ? parseBool(q1(q, 'orphanDependents')) : undefined);
+  if (typeof orphan === 'boolean') {
+    if (out.propagationPolicy) throw badRequest('orphanDependents: Invalid value: true: orphanDependents and deletionPropagation cannot be both set');
+    out.orphanDependents = orphan;
+  }
+  if (isPlainObject(body.preconditions)) out.preconditions = body.preconditions as DeleteOptions['preconditions'];
+  const dry = body.dryRun ?? q.dryRun;
+  if (dry !== undefined) {
+    const values = Array.isArray(dry) ? dry : [dry];
+    for (const v of values) if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${String(v)}": supported values: "All"`);
+    out.dryRun = values as string[];
+  }
+  return out;
+}
+
+async function watch(c: HandlerContext, store: Store, ns: string | undefined) {
+  const q = c.req.query as Query;
+  const opts = listOptions(q);
+  const timeoutParam = intParam(q, 'timeoutSeconds');
+  const min = c.opts.minRequestTimeoutSeconds;
+  const timeoutSeconds = timeoutParam && timeoutParam > 0 ? timeoutParam : min + Math.floor(Math.random() * min);
+  const sendInitial = parseBool(q1(q, 'sendInitialEvents'));
+  if (sendInitial !== undefined && opts.resourceVersionMatch !== 'NotOlderThan') {
+    throw badRequest('sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan');
+  }
+  if (opts.resourceVersionMatch && sendInitial === undefined) {
+    throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+  }
+  store.filter(opts); // 400 on bad selectors before the stream starts
+  c.reply.hijack();
+  const typeMeta = { apiVersion: c.def.group ? `${c.def.group}/${c.def.version}` : c.def.version, kind: c.def.kind };
+  const table = tableWanted(c.req.headers.accept);
+  const include = includeObject(q);
+  let columnsSent = false;
+  const cacheable = !store.strategy.toExternal && !table;
+  const stream = new WatchStream(c.req.raw, c.reply.raw, {
+    timeoutSeconds,
+    bookmarks: parseBool(q1(q, 'allowWatchBookmarks')) === true,
+    bookmarkIntervalMs: c.opts.bookmarkIntervalMs,
+    encode: (obj, ev) => {
+      if (table) {
+        const t = toTable(c.def.group, c.def.resource, [store.external(obj)], { resourceVersion: obj.metadata.resourceVersion }, include, !columnsSent, table);
+        columnsSent = true;
+        return JSON.stringify(t);
+      }
+      if (cacheable && ev && ev.obj === obj) return (ev.json ??= JSON.stringify(store.external(obj)));
+      return JSON.stringify(store.external(obj));
+    },
+    currentRevision: () => store.cacher.rev,
+    typeMeta,
+  });
+  const watchOpts: ListOptions = { ...opts };
+  if (sendInitial) watchOpts.resourceVersion = undefined;
+  try {
+    const stop = await store.watch(ns, watchOpts, {
+      event: (type, obj, ev) => stream.event(type, obj, ev),
+      error: (err) => stream.error(err),
+    });
+    if (stream.isClosed) stop();
+    else stream.stop = stop;
+    if (sendInitial) stream.bookmark({ 'k8s.io/initial-events-end': 'true' });
+  } catch (e) {
+    stream.error(e);
+  }
+}
+
+// ---- subresources --------------------------------------------------------------
+
+async function handleSubresource(c: HandlerContext, store: Store, ns: string | undefined) {
+  const { info, def } = c;
+  const q = c.req.query as Query;
+  const sub = info.subresource;
+  const verbs = def.subresources[sub]!.verbs;
+  const verb = info.verb === 'create' ? 'create' : info.verb;
+  if (!verbs.includes(verb)) throw methodNotAllowed();
+  switch (sub) {
+    case 'status':
+    case 'finalize': {
+      if (verb === 'get') return send(c, 200, await store.get(ns, info.name));
+      const ctx = writeContext(q);
+      if (verb === 'patch') {
+        const res = await patch(c, store, ns, sub, ctx);
+        return send(c, 200, res.obj, ctx.warnings);
+      }
+      const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
+      checkNamespace(obj, ns);
+      checkName(obj, info.name);
+      const res = await store.update(ns, info.name, obj, sub, ctx);
+      return send(c, 200, res.obj, warnings);
+    }
+    case 'scale':
+      return scale(c, store, ns);
+    case 'binding':
+      return binding(c, store, ns);
+    case 'log':
+      await store.get(ns, info.name);
+      throw serviceUnavailable(`no kubelet is serving logs for pod "${info.name}" yet`);
+    default:
+      throw failure('MethodNotAllowed', `the server does not allow this method on the requested resource (${info.verb} ${def.resource}/${sub})`);
+  }
+}
+
+async function patch(c: HandlerContext, store: Store, ns: string | undefined, subresource: string | undefined, ctx: WriteContext) {
+  const q = c.req.query as Query;
+  const ct = c.req.headers['content-type'] ?? '';
+  const mt = mediaType(ct);
+  if (!(PATCH_TYPES as readonly string[]).includes(mt)) throw unsupportedMediaType(ct, [...PATCH_TYPES]);
+  const patchBody = parseBody(c.req.body as Buffer | undefined, ct);
+  const validation = fieldValidationOf(q1(q, 'fieldValidation'));
+  return store.guaranteedUpdate(
+    ns,
+    c.info.name,
+    (cur) => {
+      const patched = applyPatch(mt, cur, patchBody, c.def.schema);
+      const { obj, warnings } = checkObjectBody(c.def, patched, validation);
+      ctx.warnings?.push(...warnings);
+      return obj;
+    },
+    { ...(subresource ? { subresource } : {}), ctx },
+  );
+}
+
+function scaleOf(def: ResourceDef, obj: KubeObject) {
+  const spec = (obj.spec ?? {}) as { replicas?: number; selector?: { matchLabels?: Record<string, string>; matchExpressions?: [] } };
+  const status = (obj.status ?? {}) as { replicas?: number };
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: {
+      name: obj.metadata.name,
+      namespace: obj.metadata.namespace,
+      uid: obj.metadata.uid,
+      resourceVersion: obj.metadata.resourceVersion,
+      creationTimestamp: obj.metadata.creationTimestamp,
+    },
+    spec: { replicas: spec.replicas ?? (def.kind === 'StatefulSet' ? 1 : 1) },
+    status: { replicas: status.replicas ?? 0, selector: spec.selector ? labelSelectorToString(spec.selector) : '' },
+  };
+}
+
+async function scale(c: HandlerContext, store: Store, ns: string | undefined) {
+  const { info, def } = c;
+  const q = c.req.query as Query;
+  if (info.verb === 'get') return send(c, 200, scaleOf(def, await store.get(ns, info.name)));
+  const ctx = writeContext(q);
+  let patchType: string | undefined;
+  let body: unknown;
+  const ct = c.req.headers['content-type'] ?? 'application/json';
+  if (info.verb === 'patch') {
+    patchType = mediaType(ct);
+    if (!(PATCH_TYPES as readonly string[]).includes(patchType)) throw unsupportedMediaType(ct, [...PATCH_TYPES]);
+  }
+  body = parseBody(c.req.body as Buffer | undefined, ct);
+  let preconditionRV: string | undefined;
+  const res = await store.guaranteedUpdate(
+    ns,
+    info.name,
+    (cur) => {
+      const current = scaleOf(def, cur);
+      let next: unknown = body;
+      if (patchType) next = applyPatch(patchType, current as unknown as KubeObject, body, SCALE_SCHEMA);
+      if (!isPlainObject(next)) throw badRequest('Scale must be a JSON object');
+      const s = next as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: string; name?: string } };
+      if (!patchType) preconditionRV = s.metadata?.resourceVersion;
+      if (s.metadata?.resourceVersion && s.metadata.resourceVersion !== cur.metadata.resourceVersion) {
+        throw conflict({ group: def.group, resource: def.resource }, info.name, 'the object has been modified; please apply your changes to the latest version and try again');
+      }
+      const replicas = s.spec?.replicas ?? 0;
+      if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw badRequest('Scale in version "v1" cannot be handled as a Scale: spec.replicas must be an integer');
+      if (replicas < 0) {
+        throw new StatusError({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `Scale.autoscaling "${info.name}" is invalid: spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`,
+          reason: 'Invalid',
+          details: { name: info.name, group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${replicas}: must be greater than or equal to 0`, field: 'spec.replicas' }] },
+          code: 422,
+        });
+      }
+      const spec = { ...((cur.spec ?? {}) as Record<string, unknown>), replicas };
+      return { ...cur, spec };
+    },
+    { ctx, preconditionRV },
+  );
+  return send(c, 200, scaleOf(def, res.obj));
+}
+
+const SCALE_SCHEMA = { type: 'object', properties: {} } as unknown as ResourceDef['schema'];
+
+/** POST pods/<name>/binding (or the `bindings` collection): sets spec.nodeName once. */
+async function binding(c: HandlerContext, store: Store, ns: string | undefined) {
+  const body = parseBody(c.req.body as Buffer | undefined, c.req.headers['content-type'] ?? 'application/json');
+  return bindPod(c, store, ns, c.info.name, body);
+}
+
+async function bindPod(c: HandlerContext, store: Store, ns: string | undefined, podName: string, body: unknown) {
+  if (!isPlainObject(body)) throw badRequest('Binding must be a JSON object');
+  const b = body as { metadata?: { name?: string; annotations?: Record<string, string> }; target?: { kind?: string; name?: string } };
+  const node = b.target?.name;
+  const gr = { group: '', resource: 'pods/binding' };
+  if (b.metadata?.name && b.metadata.name !== podName) throw badRequest(`the name of the object (${b.metadata.name}) does not match the name on the URL (${podName})`);
+  if (!node) {
+    throw new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: `Binding "${podName}" is invalid: target.name: Required value`,
+      reason: 'Invalid',
+      details: { name: podName, kind: 'Binding', causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'target.name' }] },
+      code: 422,
+    });
+  }
+  if (b.target?.kind && b.target.kind !== 'Node') throw badRequest(`binding target kind must be Node, got ${b.target.kind}`);
+  await store.guaranteedUpdate(ns, podName, (pod) => {
+    const spec = (pod.spec ?? {}) as { nodeName?: string };
+    if (pod.metadata.deletionTimestamp) throw conflict(gr, podName, `pod ${podName} is being deleted, cannot be assigned to a host`);
+    if (spec.nodeName) throw conflict(gr, podName, `pod ${podName} is already assigned to node "${spec.nodeName}"`);
+    const next = structuredClone(pod);
+    (next.spec as { nodeName?: string }).nodeName = node;
+    if (b.metadata?.annotations) next.metadata.annotations = { ...(next.metadata.annotations ?? {}), ...b.metadata.annotations };
+    const status = (next.status ??= {}) as { conditions?: { type: string; status: string; lastProbeTime?: null; lastTransitionTime?: string }[] };
+    const conds = (status.conditions ??= []);
+    const now = rfc3339();
+    const i = conds.findIndex((x) => x.type === 'PodScheduled');
+    const cond = { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now };
+    if (i >= 0) conds[i] = cond;
+    else conds.push(cond);
+    return next;
+  }, { subresource: 'binding-internal' });
+  return send(c, 201, successStatus());
+}
+
+/** Create-only resources that store nothing (reviews, bindings). */
+async function createVirtual(c: HandlerContext) {
+  const { def, info } = c;
+  if (info.verb !== 'create') throw methodNotAllowed();
+  const body = parseBody(c.req.body as Buffer | undefined, c.req.headers['content-type'] ?? 'application/json');
+  if (def.resource === 'bindings') {
+    const pods = c.registry.get('/v1/pods')!;
+    const name = (body as { metadata?: { name?: string } } | null)?.metadata?.name;
+    if (!name) throw badRequest('Binding must have metadata.name');
+    return bindPod(c, pods, info.namespace, name, body);
+  }
+  if (def.resource === 'selfsubjectaccessreviews' || def.resource === 'subjectaccessreviews' || def.resource === 'localsubjectaccessreviews') {
+    const { obj } = checkObjectBody(def, body, 'Ignore');
+    return send(c, 201, { ...obj, apiVersion: 'authorization.k8s.io/v1', kind: def.kind, status: { allowed: true, reason: 'no authorizer is configured: every request is allowed' } });
+  }
+  if (def.resource === 'selfsubjectrulesreviews') {
+    const { obj } = checkObjectBody(def, body, 'Ignore');
+    return send(c, 201, {
+      ...obj,
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: def.kind,
+      status: { resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false },
+    });
+  }
+  throw failure('MethodNotAllowed', `${def.resource} are not served until authentication is configured`);
+}

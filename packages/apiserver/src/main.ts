@@ -1,0 +1,66 @@
+/**
+ * kubeling-apiserver: parses flags, builds the server, listens, and shuts down
+ * cleanly on SIGTERM/SIGINT.
+ *
+ *   --etcd-servers=http://127.0.0.1:2379[,...]   (required)
+ *   --bind-address=127.0.0.1  --secure-port=6443
+ *   --etcd-compaction-interval=5m   --watch-cache-size=10000
+ *   --log-level=info
+ */
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { buildApiServer } from './server.js';
+
+export function parseDuration(v: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(v.trim());
+  if (!m) throw new Error(`invalid duration ${JSON.stringify(v)}`);
+  const n = Number(m[1]);
+  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h']);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'etcd-servers': { type: 'string' },
+      'bind-address': { type: 'string', default: '127.0.0.1' },
+      'secure-port': { type: 'string', default: '6443' },
+      'etcd-compaction-interval': { type: 'string', default: '5m' },
+      'watch-cache-size': { type: 'string', default: '10000' },
+      'log-level': { type: 'string', default: 'info' },
+    },
+    strict: true,
+  });
+  if (!values['etcd-servers']) {
+    process.stderr.write('error: --etcd-servers is required\n');
+    process.exit(2);
+  }
+  const logger = pino({ level: values['log-level'], base: { component: 'apiserver' } });
+  const port = Number(values['secure-port']);
+  const host = values['bind-address']!;
+  const server = await buildApiServer({
+    etcdServers: values['etcd-servers'].split(','),
+    logger,
+    compactionIntervalMs: parseDuration(values['etcd-compaction-interval']!),
+    watchCacheSize: Number(values['watch-cache-size']),
+    advertiseAddress: `${host}:${port}`,
+  });
+  await server.app.listen({ host, port });
+  logger.info({ host, port }, 'apiserver listening');
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    await server.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`apiserver: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

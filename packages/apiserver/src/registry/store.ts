@@ -1,0 +1,608 @@
+/**
+ * The generic registry store: get/list/watch/create/update/delete of any resource
+ * over etcd, with the resource's strategy plugged in (kubernetes/apiserver
+ * pkg/registry/generic/registry/store.go).
+ *
+ * Guarantees:
+ * - Every write is one etcd transaction; a lost race is 409 Conflict (or retried
+ *   internally for server-computed updates such as patches without a
+ *   resourceVersion).
+ * - Nothing is written when validation fails, when the namespace is missing or
+ *   terminating, or under dryRun.
+ * - Deletion honours preconditions, graceful periods and finalizers: an object
+ *   with finalizers (or a pending grace period) gets `deletionTimestamp` and stays
+ *   until they are gone.
+ */
+import { randomUUID } from 'node:crypto';
+import { apiVersionOf, type KubeList, type KubeObject, type ResourceDef, storageOf } from '@kubeling/api';
+import {
+  type FieldError,
+  type GroupResource,
+  StatusError,
+  aggregateMessage,
+  alreadyExists,
+  badRequest,
+  conflict,
+  expired,
+  failure,
+  fieldErrorBody,
+  invalid,
+  isPlainObject,
+  jsonEqual,
+  notFound,
+  OPTIMISTIC_LOCK_MESSAGE,
+  parseFieldSelector,
+  parseLabelSelector,
+  randomSuffix,
+  rfc3339,
+  timeoutError,
+  tooOldResourceVersion,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  nameIsDNSSubdomain,
+} from '@kubeling/apimachinery';
+import { type Cacher, type Filter, type WatchSink, watchEtcd } from '../storage/cacher.js';
+import { type EtcdStorage, type StoredObject, StorageCompacted, StorageConflict, StorageKeyExists, prefixEnd } from '../storage/etcd.js';
+import type { Strategy } from './strategy.js';
+
+export interface WriteContext {
+  dryRun?: boolean;
+  /** Warnings to return in `Warning` headers. */
+  warnings?: string[];
+}
+
+export interface ListOptions {
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  limit?: number | undefined;
+  continue?: string | undefined;
+  resourceVersion?: string | undefined;
+  resourceVersionMatch?: string | undefined;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number | undefined;
+  preconditions?: { uid?: string; resourceVersion?: string } | undefined;
+  propagationPolicy?: string | undefined;
+  orphanDependents?: boolean | undefined;
+  dryRun?: string[] | undefined;
+}
+
+export interface NamespaceGate {
+  /** Throws 404 for a missing namespace, 403 for a terminating one. */
+  check(namespace: string, gr: GroupResource, name: string): Promise<void>;
+}
+
+const MAX_RETRIES = 16;
+
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+}
+
+export function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start } satisfies ContinueToken)).toString('base64url');
+}
+
+export function decodeContinue(token: string): ContinueToken {
+  try {
+    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as ContinueToken;
+    if (t.v !== 'meta.k8s.io/v1' || typeof t.rv !== 'number' || typeof t.start !== 'string' || t.start.includes('..') || t.start.startsWith('/')) throw new Error();
+    return t;
+  } catch {
+    throw badRequest('invalid continue token');
+  }
+}
+
+const CONTINUE_EXPIRED =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+export class Store {
+  readonly gr: GroupResource;
+  readonly gk: { group: string; kind: string };
+  private readonly prefix: string;
+  private readonly apiVersion: string;
+
+  constructor(
+    readonly def: ResourceDef,
+    readonly strategy: Strategy,
+    private readonly storage: EtcdStorage,
+    readonly cacher: Cacher,
+    private readonly namespaces: NamespaceGate,
+  ) {
+    this.gr = { group: def.group, resource: def.resource };
+    this.gk = { group: def.group, kind: def.kind };
+    this.prefix = storagePrefix(def);
+    this.apiVersion = apiVersionOf(def.group, def.version);
+  }
+
+  key(namespace: string | undefined, name: string): string {
+    return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
+  }
+
+  /** Key prefix of a collection: all namespaces when `namespace` is empty. */
+  collectionPrefix(namespace: string | undefined): string {
+    return this.def.namespaced && namespace ? `${this.prefix}${namespace}/` : this.prefix;
+  }
+
+  /** Sets apiVersion/kind (and converts shared-storage objects). */
+  external(o: KubeObject): KubeObject {
+    const obj = this.strategy.toExternal ? this.strategy.toExternal(o) : o;
+    return { apiVersion: this.apiVersion, kind: this.def.kind, ...stripTypeMeta(obj) };
+  }
+
+  private internal(o: KubeObject): KubeObject {
+    const obj = this.strategy.fromExternal ? this.strategy.fromExternal(o) : o;
+    return obj;
+  }
+
+  // ---- reads ---------------------------------------------------------------
+
+  async get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KubeObject> {
+    if (resourceVersion === '0') {
+      await this.cacher.ready();
+      const hit = this.cacher.get(this.key(namespace, name));
+      if (hit) return this.external(hit.obj);
+    }
+    const cur = await this.storage.get(this.key(namespace, name));
+    if (!cur) throw notFound(this.gr, name);
+    return this.external(cur.obj);
+  }
+
+  /** Builds the filter of label and field selectors; 400 on malformed selectors. */
+  filter(opts: ListOptions): Filter {
+    let labels: ReturnType<typeof parseLabelSelector> | undefined;
+    let fields: ReturnType<typeof parseFieldSelector> | undefined;
+    try {
+      if (opts.labelSelector) labels = parseLabelSelector(opts.labelSelector);
+    } catch (e) {
+      throw badRequest(`unable to parse requirement: ${(e as Error).message}`.replace('unable to parse requirement: unable to parse requirement: ', 'unable to parse requirement: '));
+    }
+    try {
+      if (opts.fieldSelector) fields = parseFieldSelector(opts.fieldSelector);
+    } catch (e) {
+      throw badRequest((e as Error).message);
+    }
+    if (fields) {
+      for (const r of fields.requirements) {
+        if (r.field === 'metadata.name' || r.field === 'metadata.namespace') continue;
+        if (!this.supportsField(r.field)) throw badRequest(`field label not supported: ${r.field}`);
+      }
+    }
+    if (!labels && !fields) return () => true;
+    return (obj) => {
+      if (labels && !labels.matches(obj.metadata.labels ?? {})) return false;
+      if (fields) {
+        const extra = this.strategy.fields ? this.strategy.fields(obj) : {};
+        const get = (f: string) =>
+          f === 'metadata.name' ? (obj.metadata.name ?? '') : f === 'metadata.namespace' ? (obj.metadata.namespace ?? '') : (extra[f] ?? '');
+        if (!fields.matches(get)) return false;
+      }
+      return true;
+    };
+  }
+
+  private fieldNames: Set<string> | undefined;
+  private supportsField(f: string): boolean {
+    if (!this.strategy.fields) return false;
+    this.fieldNames ??= new Set(Object.keys(this.strategy.fields({ metadata: {} } as KubeObject)));
+    return this.fieldNames.has(f);
+  }
+
+  async list(namespace: string | undefined, opts: ListOptions): Promise<KubeList> {
+    const filter = this.filter(opts);
+    const keyPrefix = this.collectionPrefix(namespace);
+    const rvParam = opts.resourceVersion;
+    const match = opts.resourceVersionMatch;
+    if (match && match !== 'Exact' && match !== 'NotOlderThan') {
+      throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+    }
+    if (match && !rvParam) throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+    if (opts.continue && rvParam && rvParam !== '0') {
+      throw badRequest('specifying resource version is not allowed when using continue');
+    }
+    const rvNum = rvParam && rvParam !== '0' ? parseRV(rvParam) : 0;
+    if (match === 'Exact' && rvNum === 0) throw badRequest('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
+
+    // Served from the watch cache: resourceVersion=0, or NotOlderThan a revision the cache has reached.
+    if (!opts.continue && (rvParam === '0' || (rvNum > 0 && match !== 'Exact' && rvNum <= this.cacher.rev))) {
+      await this.cacher.ready();
+      if (rvNum <= this.cacher.rev) {
+        const { items, rev } = this.cacher.list(keyPrefix, filter);
+        return this.listOf(items, String(rev));
+      }
+    }
+    if (rvNum > 0 && match !== 'Exact') {
+      // Not older than rvNum: a consistent read satisfies it, unless the store has not reached it.
+      const current = await this.storage.currentRevision();
+      if (rvNum > current) throw timeoutError(`Too large resource version: ${rvNum}, current: ${current}`, 1);
+    }
+
+    let atRev = match === 'Exact' ? rvNum : 0;
+    let from = keyPrefix;
+    if (opts.continue) {
+      const t = decodeContinue(opts.continue);
+      atRev = t.rv;
+      from = keyPrefix + t.start;
+    }
+    const end = prefixEnd(keyPrefix);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const items: KubeObject[] = [];
+    let lastKey: string | undefined;
+    let more = false;
+    let rev = atRev;
+    let remaining: number | undefined;
+    try {
+      for (let round = 0; ; round++) {
+        const batch = limit ? Math.max(limit, 64) : 0;
+        const res = await this.storage.range(from, end, { revision: rev, limit: batch });
+        if (!rev) rev = res.rev;
+        let i = 0;
+        for (; i < res.items.length; i++) {
+          const it = res.items[i]!;
+          lastKey = it.key!;
+          if (filter(it.obj)) {
+            items.push(it.obj);
+            if (limit && items.length >= limit) {
+              i++;
+              break;
+            }
+          }
+        }
+        const hasMoreInBatch = i < res.items.length;
+        more = hasMoreInBatch || res.more;
+        if (limit && items.length >= limit) {
+          if (more && !opts.labelSelector && !opts.fieldSelector && res.count !== undefined) remaining = res.count - i;
+          break;
+        }
+        if (!res.more || !lastKey) break;
+        from = lastKey + '\x00';
+        if (round > 10_000) break;
+      }
+    } catch (e) {
+      if (e instanceof StorageCompacted) {
+        if (opts.continue) throw expired(CONTINUE_EXPIRED);
+        throw tooOldResourceVersion(rvNum, this.storage.compactedRevision || rvNum);
+      }
+      throw e;
+    }
+    const list = this.listOf(items, String(rev));
+    if (limit && more && lastKey) {
+      list.metadata.continue = encodeContinue(rev, lastKey.slice(keyPrefix.length) + '\x00');
+      if (remaining !== undefined && remaining > 0) list.metadata.remainingItemCount = remaining;
+    }
+    return list;
+  }
+
+  private listOf(items: KubeObject[], rv: string): KubeList {
+    return {
+      apiVersion: this.apiVersion,
+      kind: `${this.def.kind}List`,
+      metadata: { resourceVersion: rv },
+      items: items.map((o) => this.external(o)),
+    };
+  }
+
+  /**
+   * Starts a watch. Events go to `sink`; returns the function that stops it.
+   * `resourceVersion` unset or "0": ADDED for every current object first.
+   */
+  async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<() => void> {
+    const filter = this.filter(opts);
+    const keyPrefix = this.collectionPrefix(namespace);
+    const rv = opts.resourceVersion && opts.resourceVersion !== '0' ? parseRV(opts.resourceVersion) : undefined;
+    await this.cacher.ready();
+    const stop = this.cacher.watch(keyPrefix, rv, filter, sink);
+    if (stop) return stop;
+    if (rv !== undefined && rv <= this.storage.compactedRevision) {
+      throw tooOldResourceVersion(rv, this.storage.compactedRevision + 1);
+    }
+    return watchEtcd(this.storage, keyPrefix, rv!, filter, {
+      event: sink.event,
+      error: (err) => {
+        if (/compacted/i.test(err.message)) sink.error(tooOldResourceVersion(rv!, this.storage.compactedRevision + 1));
+        else sink.error(err);
+      },
+    });
+  }
+
+  // ---- writes --------------------------------------------------------------
+
+  private invalid(name: string, errs: FieldError[]): StatusError {
+    return invalid(
+      this.gk,
+      name,
+      errs.map((e) => ({ reason: e.type, message: fieldErrorBody(e), field: e.field })),
+      aggregateMessage(errs),
+    );
+  }
+
+  private validateCreate(obj: KubeObject): void {
+    const errs: FieldError[] = [
+      ...validateObjectMeta(obj.metadata, { namespaced: this.def.namespaced, nameFn: nameIsDNSSubdomain }),
+      ...(this.strategy.validate ? this.strategy.validate(obj) : []),
+    ];
+    if (errs.length) throw this.invalid(obj.metadata.name ?? '', errs);
+  }
+
+  /**
+   * Creates `obj` in `namespace`. The caller has decoded and type-checked the body
+   * and defaulted its namespace from the URL.
+   */
+  async create(namespace: string | undefined, input: KubeObject, ctx: WriteContext = {}): Promise<KubeObject> {
+    const obj = this.internal(structuredClone(input));
+    const meta = obj.metadata;
+    if (this.def.namespaced) meta.namespace = namespace ?? meta.namespace;
+    else delete meta.namespace;
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
+    // System fields are the server's (rest.FillObjectMetaSystemFields).
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    delete meta.selfLink;
+    if (this.strategy.generation) meta.generation = 1;
+    else delete meta.generation;
+    this.strategy.prepareForCreate?.(obj);
+    this.strategy.defaults?.(obj);
+    this.validateCreate(obj);
+    if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
+    if (ctx.dryRun) return this.external(obj);
+    try {
+      const stored = await this.storage.create(this.key(namespace, meta.name!), obj);
+      return this.external(stored.obj);
+    } catch (e) {
+      if (e instanceof StorageKeyExists) throw alreadyExists(this.gr, meta.name!);
+      throw e;
+    }
+  }
+
+  /**
+   * Read-modify-write with retries (storage.GuaranteedUpdate): `tryUpdate` gets the
+   * current object and returns the new one. A StatusError from it ends the loop.
+   */
+  async guaranteedUpdate(
+    namespace: string | undefined,
+    name: string,
+    tryUpdate: (cur: KubeObject) => KubeObject | Promise<KubeObject>,
+    opts: { subresource?: string; ctx?: WriteContext; preconditionRV?: string | undefined; createIfMissing?: boolean } = {},
+  ): Promise<{ obj: KubeObject; created: boolean }> {
+    const key = this.key(namespace, name);
+    let cur: StoredObject | undefined = await this.storage.get(key);
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      if (!cur) {
+        if (opts.createIfMissing) {
+          const candidate = await tryUpdate(undefined as unknown as KubeObject);
+          return { obj: await this.create(namespace, candidate, opts.ctx), created: true };
+        }
+        throw notFound(this.gr, name);
+      }
+      const old = this.external(cur.obj);
+      const proposed = this.internal(await tryUpdate(structuredClone(old)));
+      const candidate = this.prepareUpdate(proposed, cur.obj, opts.subresource, opts.preconditionRV);
+      if (jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
+      if (opts.ctx?.dryRun) return { obj: this.external(candidate), created: false };
+      const finishing = candidate.metadata.deletionTimestamp && !(candidate.metadata.finalizers?.length) && !this.strategy.blocksDeletion?.(candidate) && !candidate.metadata.deletionGracePeriodSeconds;
+      try {
+        if (finishing) {
+          const rev = await this.storage.delete(key, cur.rev);
+          return { obj: this.external({ ...candidate, metadata: { ...candidate.metadata, resourceVersion: String(rev) } }), created: false };
+        }
+        const stored = await this.storage.update(key, candidate, cur.rev);
+        return { obj: this.external(stored.obj), created: false };
+      } catch (e) {
+        if (!(e instanceof StorageConflict)) throw e;
+        if (opts.preconditionRV) throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+        cur = e.current;
+      }
+    }
+    throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+  }
+
+  /** Applies the strategy's update rules; throws 409/422 as upstream does. */
+  private prepareUpdate(proposed: KubeObject, old: KubeObject, subresource: string | undefined, preconditionRV: string | undefined): KubeObject {
+    const obj = structuredClone(proposed);
+    const name = old.metadata.name!;
+    const rv = obj.metadata.resourceVersion;
+    if (rv && rv !== old.metadata.resourceVersion) throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+    if (preconditionRV && preconditionRV !== old.metadata.resourceVersion) throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+    if (obj.metadata.name !== undefined && obj.metadata.name !== name) {
+      throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    obj.metadata.name = name;
+    if (this.def.namespaced) obj.metadata.namespace ??= old.metadata.namespace;
+    let errs: FieldError[];
+    if (subresource && subresource !== 'status') {
+      const hook = this.strategy.subresourceUpdate?.[subresource];
+      const next = hook ? hook(obj, old) : obj;
+      keepSystemMeta(next, old);
+      return next;
+    }
+    if (subresource === 'status') {
+      const next = structuredClone(old);
+      next.status = obj.status;
+      if (this.strategy.prepareForStatusUpdate) this.strategy.prepareForStatusUpdate(next, old);
+      keepSystemMeta(next, old);
+      errs = this.strategy.validateStatusUpdate ? this.strategy.validateStatusUpdate(next, old) : [];
+      if (errs.length) throw this.invalid(name, errs);
+      return next;
+    }
+    keepSystemMeta(obj, old);
+    if (this.strategy.statusSubresource) {
+      if (old.status === undefined) delete obj.status;
+      else obj.status = structuredClone(old.status);
+    }
+    this.strategy.defaults?.(obj);
+    this.strategy.prepareForUpdate?.(obj, old);
+    if (this.strategy.generation) {
+      obj.metadata.generation = old.metadata.generation ?? 1;
+      if (!jsonEqual(specOf(obj), specOf(old))) obj.metadata.generation += 1;
+    }
+    // Finalizers may only shrink to empty on a deleting object; the store finishes deletion then.
+    errs = [
+      ...validateObjectMeta(obj.metadata, { namespaced: this.def.namespaced, nameFn: nameIsDNSSubdomain }),
+      ...validateObjectMetaUpdate(obj.metadata, old.metadata),
+      ...(this.strategy.validate ? this.strategy.validate(obj) : []),
+      ...(this.strategy.validateUpdate ? this.strategy.validateUpdate(obj, old) : []),
+    ];
+    if (errs.length) throw this.invalid(name, errs);
+    return obj;
+  }
+
+  /** PUT. `created` tells 201 from 200. */
+  async update(namespace: string | undefined, name: string, body: KubeObject, subresource: string | undefined, ctx: WriteContext = {}) {
+    const createIfMissing = !!this.strategy.allowCreateOnUpdate && !subresource;
+    return this.guaranteedUpdate(namespace, name, () => structuredClone(body), {
+      ...(subresource ? { subresource } : {}),
+      ctx,
+      preconditionRV: body.metadata?.resourceVersion,
+      createIfMissing,
+    });
+  }
+
+  /**
+   * DELETE. Returns the object and whether it is gone (false while finalizers or a
+   * grace period hold it).
+   */
+  async delete(namespace: string | undefined, name: string, opts: DeleteOptions = {}, ctx: WriteContext = {}): Promise<{ obj: KubeObject; deleted: boolean }> {
+    const key = this.key(namespace, name);
+    let cur = await this.storage.get(key);
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      if (!cur) throw notFound(this.gr, name);
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== cur.obj.metadata.uid) {
+        throw conflict(this.gr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== String(cur.rev)) {
+        throw conflict(this.gr, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.rev}`);
+      }
+      const obj = structuredClone(cur.obj);
+      const meta = obj.metadata;
+      const grace = this.strategy.gracePeriod ? this.strategy.gracePeriod(obj, opts.gracePeriodSeconds) : 0;
+      const finalizers = new Set(meta.finalizers ?? []);
+      const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
+      if (policy === 'Orphan') {
+        finalizers.add('orphan');
+        finalizers.delete('foregroundDeletion');
+      } else if (policy === 'Foreground') {
+        finalizers.add('foregroundDeletion');
+        finalizers.delete('orphan');
+      }
+      const pendingFinalizers = finalizers.size > 0 || !!this.strategy.blocksDeletion?.(obj);
+      const alreadyDeleting = !!meta.deletionTimestamp;
+      if (!pendingFinalizers && grace <= 0) {
+        if (ctx.dryRun) return { obj: this.external(cur.obj), deleted: true };
+        try {
+          const rev = await this.storage.delete(key, cur.rev);
+          return { obj: this.external({ ...cur.obj, metadata: { ...cur.obj.metadata, resourceVersion: String(rev) } }), deleted: true };
+        } catch (e) {
+          if (!(e instanceof StorageConflict)) throw e;
+          cur = e.current;
+          continue;
+        }
+      }
+      // Graceful or finalizer-held deletion: record it on the object.
+      if (alreadyDeleting) {
+        const current = meta.deletionGracePeriodSeconds ?? 0;
+        const shorten = grace < current;
+        const sameFinalizers = jsonEqual([...finalizers].sort(), [...(meta.finalizers ?? [])].sort());
+        if (!shorten && sameFinalizers) return { obj: this.external(cur.obj), deleted: false };
+        if (shorten) {
+          meta.deletionGracePeriodSeconds = grace;
+          meta.deletionTimestamp = rfc3339(new Date(Date.now() + grace * 1000));
+        }
+      } else {
+        meta.deletionTimestamp = rfc3339(new Date(Date.now() + Math.max(grace, 0) * 1000));
+        meta.deletionGracePeriodSeconds = Math.max(grace, 0);
+        this.strategy.prepareForDelete?.(obj);
+      }
+      if (finalizers.size) meta.finalizers = [...finalizers];
+      else delete meta.finalizers;
+      if (ctx.dryRun) return { obj: this.external(obj), deleted: false };
+      try {
+        if (!pendingFinalizers && meta.deletionGracePeriodSeconds === 0) {
+          const rev = await this.storage.delete(key, cur.rev);
+          return { obj: this.external({ ...obj, metadata: { ...meta, resourceVersion: String(rev) } }), deleted: true };
+        }
+        const stored = await this.storage.update(key, obj, cur.rev);
+        return { obj: this.external(stored.obj), deleted: false };
+      } catch (e) {
+        if (!(e instanceof StorageConflict)) throw e;
+        cur = e.current;
+      }
+    }
+    throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+  }
+
+  /** DELETE on a collection: deletes every object the selectors match, one by one. */
+  async deleteCollection(namespace: string | undefined, listOpts: ListOptions, opts: DeleteOptions, ctx: WriteContext = {}): Promise<KubeList> {
+    const list = await this.list(namespace, { ...listOpts, limit: undefined, continue: undefined });
+    const out: KubeObject[] = [];
+    for (const item of list.items) {
+      try {
+        const { obj } = await this.delete(item.metadata.namespace, item.metadata.name!, { ...opts, preconditions: undefined }, ctx);
+        out.push(obj);
+      } catch (e) {
+        if (e instanceof StatusError && e.status.reason === 'NotFound') continue;
+        throw e;
+      }
+    }
+    return { ...list, items: out };
+  }
+}
+
+export function storagePrefix(def: ResourceDef): string {
+  const s = storageOf(def);
+  return `/registry/${s.resource}/`;
+}
+
+function parseRV(v: string): number {
+  if (!/^\d+$/.test(v)) throw badRequest(`invalid resource version: ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+function stripTypeMeta(o: KubeObject): KubeObject {
+  const { apiVersion: _a, kind: _k, ...rest } = o;
+  return rest as KubeObject;
+}
+
+function stripRV(o: KubeObject): unknown {
+  const { apiVersion: _a, kind: _k, ...rest } = o;
+  const { resourceVersion: _rv, ...meta } = o.metadata ?? {};
+  return { ...rest, metadata: meta };
+}
+
+/** Everything but metadata and status: what bumps `generation`. */
+function specOf(o: KubeObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
+  return out;
+}
+
+/** Fields of metadata only the server sets (rest.FillObjectMetaSystemFields + update rules). */
+function keepSystemMeta(obj: KubeObject, old: KubeObject): void {
+  const m = obj.metadata;
+  const o = old.metadata;
+  m.uid = o.uid;
+  m.creationTimestamp = o.creationTimestamp;
+  if (o.deletionTimestamp) m.deletionTimestamp = o.deletionTimestamp;
+  else delete m.deletionTimestamp;
+  if (o.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+  else delete m.deletionGracePeriodSeconds;
+  if (o.generation !== undefined) m.generation = o.generation;
+  else delete m.generation;
+  delete m.selfLink;
+  if (m.generateName === undefined && o.generateName !== undefined) m.generateName = o.generateName;
+  // While deleting, finalizers may be removed but not added.
+  if (o.deletionTimestamp && m.finalizers) {
+    const had = new Set(o.finalizers ?? []);
+    const added = m.finalizers.filter((f) => !had.has(f));
+    if (added.length) {
+      throw failure('Forbidden', `${old.kind ?? 'object'} "${o.name}" is forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`);
+    }
+  }
+}
+
+export const isObject = isPlainObject;

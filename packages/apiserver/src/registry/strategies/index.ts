@@ -1,0 +1,41 @@
+/** Which strategy each resource uses. Resources not named here get the plain strategy. */
+import type { ResourceDef } from '@kubeling/api';
+import type { Strategy } from '../strategy.js';
+import { podStrategy } from '../core/pods.js';
+import { namespaceStrategy } from '../core/namespaces.js';
+import { configMapStrategy, secretStrategy } from '../core/config.js';
+import { serviceStrategy } from '../core/services.js';
+import { nodeStrategy } from '../core/nodes.js';
+import { eventStrategy, eventsV1Strategy } from '../core/events.js';
+import { daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from '../apps/workloads.js';
+import { cronJobStrategy, jobStrategy } from '../batch/jobs.js';
+import { generationStatusStrategy, plainStrategy, podTemplateStrategy, priorityClassStrategy, roleBindingStrategy, statusStrategy } from '../other/misc.js';
+
+const byResource: Record<string, Strategy> = {
+  '/pods': podStrategy,
+  '/namespaces': namespaceStrategy,
+  '/configmaps': configMapStrategy,
+  '/secrets': secretStrategy,
+  '/services': serviceStrategy,
+  '/nodes': nodeStrategy,
+  '/events': eventStrategy,
+  '/podtemplates': podTemplateStrategy,
+  '/resourcequotas': statusStrategy,
+  '/persistentvolumeclaims': statusStrategy,
+  'events.k8s.io/events': eventsV1Strategy,
+  'apps/deployments': deploymentStrategy,
+  'apps/replicasets': replicaSetStrategy,
+  'apps/daemonsets': daemonSetStrategy,
+  'apps/statefulsets': statefulSetStrategy,
+  'batch/jobs': jobStrategy,
+  'batch/cronjobs': cronJobStrategy,
+  'autoscaling/horizontalpodautoscalers': statusStrategy,
+  'policy/poddisruptionbudgets': generationStatusStrategy,
+  'scheduling.k8s.io/priorityclasses': priorityClassStrategy,
+  'rbac.authorization.k8s.io/rolebindings': roleBindingStrategy,
+  'rbac.authorization.k8s.io/clusterrolebindings': roleBindingStrategy,
+};
+
+export function strategyFor(def: ResourceDef): Strategy {
+  return byResource[`${def.group}/${def.resource}`] ?? plainStrategy;
+}

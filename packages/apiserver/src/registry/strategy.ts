@@ -1,0 +1,48 @@
+/**
+ * What a resource adds to the generic store: defaulting, field resets, validation,
+ * selectable fields and deletion rules (kubernetes/apiserver pkg/registry/rest
+ * create.go / update.go / delete.go). A resource adds a strategy and a line in
+ * `strategies/index.ts`, never a new store.
+ */
+import type { KubeObject } from '@kubeling/api';
+import type { FieldError } from '@kubeling/apimachinery';
+
+export interface DeleteDecision {
+  /** Seconds of graceful deletion; 0 or undefined deletes at once (finalizers permitting). */
+  gracePeriodSeconds?: number;
+}
+
+export interface Strategy {
+  /** Whether `metadata.generation` is kept: 1 on create, +1 on each spec change. */
+  generation?: boolean;
+  /** Whether `.status` is written only through the status subresource. */
+  statusSubresource?: boolean;
+  /** Fills defaults (SetDefaults_*); runs on create and on update bodies. */
+  defaults?(obj: KubeObject): void;
+  /** Resets what a client may not set on create (status, system fields). */
+  prepareForCreate?(obj: KubeObject): void;
+  /** Carries over what a client may not change on update. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  validate?(obj: KubeObject): FieldError[];
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** Status subresource: which parts of the new object are taken. */
+  prepareForStatusUpdate?(obj: KubeObject, old: KubeObject): void;
+  validateStatusUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** Extra selectable fields beyond metadata.name / metadata.namespace. */
+  fields?(obj: KubeObject): Record<string, string>;
+  /** Graceful deletion (pods): the grace period to apply, given the requested one. */
+  gracePeriod?(obj: KubeObject, requested: number | undefined): number;
+  /** Whether the object must wait for something beyond metadata.finalizers (namespaces' spec.finalizers). */
+  blocksDeletion?(obj: KubeObject): boolean;
+  /** Changes made when deletion starts (namespaces become Terminating). */
+  prepareForDelete?(obj: KubeObject): void;
+  /** Updates through other subresources (namespaces' finalize): what is taken from the body. */
+  subresourceUpdate?: Record<string, (obj: KubeObject, old: KubeObject) => KubeObject>;
+  /** Whether DELETE answers with the object rather than a Success Status. */
+  returnDeletedObject?: boolean;
+  /** Whether PUT may create a missing object. */
+  allowCreateOnUpdate?: boolean;
+  /** Converts the stored form to this resource's version (shared storage). */
+  toExternal?(stored: KubeObject): KubeObject;
+  fromExternal?(obj: KubeObject): KubeObject;
+}

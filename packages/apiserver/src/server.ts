@@ -1,0 +1,262 @@
+/**
+ * `buildApiServer`: the apiserver as a fastify instance, not listening. It owns
+ * the etcd storage, one watch cache per stored resource, one generic store per
+ * served resource, and the HTTP surface (resources, discovery, health, version,
+ * metrics). `main.ts` parses flags, listens and handles signals.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { resources } from '@kubeling/api';
+import {
+  StatusError,
+  badRequest,
+  internalError,
+  methodNotAllowed,
+  notFoundPath,
+  requestEntityTooLarge,
+  unsupportedMediaType,
+} from '@kubeling/apimachinery';
+import { EtcdStorage } from './storage/etcd.js';
+import { Cacher } from './storage/cacher.js';
+import { Store, storagePrefix } from './registry/store.js';
+import { strategyFor } from './registry/strategies/index.js';
+import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
+import { BODY_TYPES, PATCH_TYPES, encode, wantsYaml } from './http/codec.js';
+import { aggregatedDiscovery, aggregatedVersionWanted, AGGREGATED_V2, AGGREGATED_V2BETA1, apiGroup, apiGroupList, apiResourceList, apiVersions } from './http/discovery.js';
+import { handleResource, type Registry } from './http/resource-handler.js';
+import { ApiMetrics } from './metrics.js';
+import { buildOpenAPIv3 } from './http/openapi.js';
+import { VERSION_INFO } from './version.js';
+import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
+
+export interface ApiServerOptions {
+  etcdServers: string[];
+  logger?: Logger | false;
+  /** How often etcd history is compacted (ms); 0 disables. Upstream default 5 min. */
+  compactionIntervalMs?: number;
+  /** Events kept per resource in the watch cache window. */
+  watchCacheSize?: number;
+  /** Interval of BOOKMARK events on watches that allow them. */
+  bookmarkIntervalMs?: number;
+  /** Watches without timeoutSeconds end after a random time in [min, 2*min). */
+  minRequestTimeoutSeconds?: number;
+  /** Request body limit (bytes); upstream is 3 MiB. */
+  maxRequestBodyBytes?: number;
+  /** host:port advertised in /api. */
+  advertiseAddress?: string;
+}
+
+export interface ApiServer {
+  app: FastifyInstance;
+  storage: EtcdStorage;
+  registry: Registry;
+  metrics: ApiMetrics;
+  /** Compacts etcd history up to the revision seen at the previous call. */
+  compactOnce(): Promise<void>;
+  close(): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    k8s?: RequestInfo;
+  }
+}
+
+export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {
+  const metrics = new ApiMetrics();
+  const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000 }, { observe: (op, s) => metrics.etcdLatency(op, s) });
+  const maxBody = opts.maxRequestBodyBytes ?? 3 * 1024 * 1024;
+  const app = Fastify({
+    logger: opts.logger ? opts.logger : false,
+    bodyLimit: maxBody,
+    requestTimeout: 0,
+    connectionTimeout: 0,
+    keepAliveTimeout: 75_000,
+    return503OnClosing: false,
+    forceCloseConnections: true,
+    disableRequestLogging: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+  });
+
+  // Caches are per storage location (events.k8s.io shares core events').
+  const cachers = new Map<string, Cacher>();
+  const registry: Registry = new Map();
+  const nsLifecycle = new NamespaceLifecycle(storage, () => registry.get('/v1/namespaces')!);
+  for (const def of resources) {
+    if (def.virtual) continue;
+    const prefix = storagePrefix(def);
+    let cacher = cachers.get(prefix);
+    if (!cacher) {
+      cacher = new Cacher(storage, prefix, opts.watchCacheSize ?? 10_000);
+      cachers.set(prefix, cacher);
+    }
+    registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle));
+  }
+  metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
+
+  // Bodies are decoded by the handlers so that every error is a Status.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBody }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err, req, reply) => {
+    if (err instanceof StatusError) return sendStatus(reply, err);
+    const e = err as { statusCode?: number; code?: string; message?: string };
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.statusCode === 413) return sendStatus(reply, requestEntityTooLarge(maxBody));
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.statusCode === 415) return sendStatus(reply, unsupportedMediaType('', [...BODY_TYPES, ...PATCH_TYPES]));
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return sendStatus(reply, badRequest(e.message ?? 'bad request'));
+    req.log.error({ err }, 'internal error');
+    return sendStatus(reply, internalError());
+  });
+  app.setNotFoundHandler((_req, reply) => sendStatus(reply, notFoundPath()));
+
+  app.addHook('onResponse', async (req, reply) => {
+    const info = req.k8s;
+    if (info?.verb === 'watch') return;
+    metrics.request(info?.verb ?? req.method.toLowerCase(), info?.resource ?? '', info?.subresource ?? '', reply.statusCode, reply.elapsedTime / 1000);
+  });
+
+  // ---- health, version, metrics ----------------------------------------------
+  const healthz = async (_req: FastifyRequest, reply: FastifyReply) => {
+    reply.type('text/plain; charset=utf-8');
+    return 'ok';
+  };
+  app.get('/healthz', healthz);
+  app.get('/livez', healthz);
+  app.get('/readyz', async (req, reply) => {
+    try {
+      await storage.currentRevision();
+    } catch {
+      reply.code(500).type('text/plain; charset=utf-8');
+      return '[-]etcd failed: reason withheld\nreadyz check failed';
+    }
+    reply.type('text/plain; charset=utf-8');
+    return (req.query as Record<string, string>).verbose !== undefined ? '[+]ping ok\n[+]etcd ok\nreadyz check passed' : 'ok';
+  });
+  app.get('/version', async () => VERSION_INFO);
+  app.get('/metrics', async (_req, reply) => {
+    reply.type(metrics.contentType);
+    return metrics.render();
+  });
+
+  // ---- discovery ---------------------------------------------------------------
+  const advertise = opts.advertiseAddress ?? '127.0.0.1:6443';
+  app.get('/api', async (req, reply) => {
+    const v = aggregatedVersionWanted(req.headers.accept);
+    if (v) return sendAggregated(reply, v, aggregatedDiscovery('core', v));
+    return apiVersions(advertise);
+  });
+  app.get('/apis', async (req, reply) => {
+    const v = aggregatedVersionWanted(req.headers.accept);
+    if (v) return sendAggregated(reply, v, aggregatedDiscovery('groups', v));
+    return apiGroupList();
+  });
+  app.get('/api/v1', async () => apiResourceList('', 'v1'));
+  app.get('/apis/:group', async (req) => {
+    const g = apiGroup((req.params as { group: string }).group);
+    if (!g) throw notFoundPath();
+    return g;
+  });
+  app.get('/apis/:group/:version', async (req) => {
+    const { group, version } = req.params as { group: string; version: string };
+    const list = apiResourceList(group, version);
+    if (!list) throw notFoundPath();
+    return list;
+  });
+
+  // ---- OpenAPI ---------------------------------------------------------------------
+  let openapi: ReturnType<typeof buildOpenAPIv3> | undefined;
+  const docs = () => (openapi ??= buildOpenAPIv3());
+  app.get('/openapi/v3', async () => docs().index);
+  app.get('/openapi/v3/*', async (req, reply) => {
+    const key = (req.params as { '*': string })['*'].replace(/\/$/, '');
+    const doc = docs().documents.get(key);
+    if (!doc) throw notFoundPath();
+    const hash = (req.query as { hash?: string }).hash;
+    reply.header('Cache-Control', hash === doc.hash ? 'public, immutable' : 'no-cache, private').header('Etag', `"${doc.hash}"`);
+    reply.type('application/json');
+    return doc.body;
+  });
+  // kubectl probes the protobuf OpenAPI v2; a 404 makes it use what it knows.
+  app.get('/openapi/v2', async () => {
+    throw notFoundPath();
+  });
+
+  // ---- resources ---------------------------------------------------------------
+  const resourceRoute = async (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0]!;
+    const info = parseRequestInfo(req.method, path, req.query as Record<string, string>);
+    req.k8s = info;
+    if (!info.isResourceRequest) throw notFoundPath();
+    const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
+    if (!def) throw notFoundPath();
+    return handleResource({ req, reply, info, def, registry, storage, opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800 } });
+  };
+  for (const prefix of ['/api/v1/*', '/apis/:group/:version/*']) {
+    app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: prefix, handler: resourceRoute });
+    app.route({ method: ['OPTIONS'], url: prefix, handler: async () => { throw methodNotAllowed(); } });
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------
+  let lastSeenRevision = 0;
+  const compactOnce = async () => {
+    const current = await storage.currentRevision();
+    if (lastSeenRevision > 0) {
+      await storage.compact(lastSeenRevision);
+      for (const c of cachers.values()) c.compacted(lastSeenRevision);
+    }
+    lastSeenRevision = current;
+  };
+  let compactTimer: NodeJS.Timeout | undefined;
+  const compactionInterval = opts.compactionIntervalMs ?? 5 * 60_000;
+  if (compactionInterval > 0) {
+    compactTimer = setInterval(() => {
+      compactOnce().catch((err) => opts.logger && opts.logger.warn({ err }, 'compaction failed'));
+    }, compactionInterval);
+    compactTimer.unref();
+  }
+
+  app.addHook('onReady', async () => {
+    await Promise.all([...cachers.values()].map((c) => c.ready()));
+    await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
+  });
+  app.addHook('preClose', async () => {
+    if (compactTimer) clearInterval(compactTimer);
+    await Promise.all([...cachers.values()].map((c) => c.stop()));
+  });
+  app.addHook('onClose', async () => {
+    storage.close();
+  });
+
+  return {
+    app,
+    storage,
+    registry,
+    metrics,
+    compactOnce,
+    close: () => app.close(),
+  };
+}
+
+/**
+ * Aggregated discovery must go out with its media-type parameters exactly as
+ * written (kubectl switches decoders on them), so it bypasses fastify's
+ * content-type normalisation.
+ */
+function sendAggregated(reply: FastifyReply, v: 'v2' | 'v2beta1', body: unknown): FastifyReply {
+  const payload = JSON.stringify(body);
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    'Content-Type': v === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1,
+    'Content-Length': Buffer.byteLength(payload),
+    Vary: 'Accept',
+  });
+  reply.raw.end(payload);
+  return reply;
+}
+
+export function sendStatus(reply: FastifyReply, err: StatusError): FastifyReply {
+  const { payload, contentType } = encode(err.status, wantsYaml(reply.request.headers.accept));
+  if (err.status.code === 429 && err.status.details?.retryAfterSeconds) reply.header('Retry-After', String(err.status.details.retryAfterSeconds));
+  return reply.code(err.status.code).type(contentType).send(payload);
+}
+

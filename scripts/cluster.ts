@@ -1,0 +1,59 @@
+/**
+ * The local cluster's state directory (`.kubeling/` in the checkout, ignored by
+ * git): what `npm run up` started (PIDs, ports), logs, etcd data, kubeconfig.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const STATE = join(ROOT, '.kubeling');
+export const LOGS = join(STATE, 'logs');
+export const STATE_FILE = join(STATE, 'cluster.json');
+export const KUBECONFIG = join(STATE, 'kubeconfig');
+
+export interface Component {
+  name: string;
+  pid: number;
+  /** URL of its health endpoint. */
+  health?: string;
+}
+
+export interface ClusterState {
+  etcdEndpoint: string;
+  apiserverURL: string;
+  components: Component[];
+}
+
+export function readState(): ClusterState | undefined {
+  if (!existsSync(STATE_FILE)) return undefined;
+  try {
+    return JSON.parse(readFileSync(STATE_FILE, 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeState(s: ClusterState): void {
+  mkdirSync(STATE, { recursive: true });
+  writeFileSync(STATE_FILE, JSON.stringify(s, null, 2) + '\n');
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function healthy(url: string | undefined): Promise<boolean> {
+  if (!url) return false;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}

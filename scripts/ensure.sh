@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what the project needs and is missing: pnpm (10, which runs on Node 20),
+# the workspace's dependencies, and etcd (Debian's etcd-server) when no etcd is on PATH.
+# Safe to run again: each step is skipped when already satisfied.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v pnpm >/dev/null 2>&1 || ! pnpm --version 2>/dev/null | grep -q '^10\.'; then
+  echo "ensure: installing pnpm 10" >&2
+  npm install -g --silent pnpm@10 >&2
+fi
+
+stamp=node_modules/.kubeling-install-stamp
+if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ] \
+   || [ -n "$(find packages -maxdepth 2 -name package.json -newer "$stamp" 2>/dev/null)" ]; then
+  echo "ensure: installing workspace dependencies" >&2
+  if [ -f pnpm-lock.yaml ] && [ -n "${CI:-}" ]; then
+    pnpm install --frozen-lockfile --reporter=silent >&2
+  else
+    pnpm install --reporter=silent >&2
+  fi
+  touch "$stamp"
+fi
+
+if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; then
+  echo "ensure: installing etcd from Debian (etcd-server, etcd-client)" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q >&2 || true
+  $SUDO apt-get install -y -q etcd-server etcd-client >&2
+fi

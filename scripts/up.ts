@@ -1,0 +1,137 @@
+/**
+ * `npm run up`: starts a local cluster in the background — etcd, then the
+ * apiserver — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
+ * Idempotent: a cluster that is already up is left as it is.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { KUBECONFIG, LOGS, ROOT, STATE, alive, healthy, readState, writeState, type Component } from './cluster.js';
+
+const { values } = parseArgs({
+  options: {
+    'apiserver-port': { type: 'string', default: '6443' },
+    'etcd-port': { type: 'string', default: '2379' },
+  },
+  strict: true,
+});
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+async function pickPort(preferred: number): Promise<number> {
+  for (let p = preferred; p < preferred + 50; p++) if (await portFree(p)) return p;
+  throw new Error(`no free port near ${preferred}`);
+}
+
+function start(name: string, cmd: string, args: string[]): Component {
+  const log = openSync(join(LOGS, `${name}.log`), 'a');
+  const child = spawn(cmd, args, { cwd: ROOT, detached: true, stdio: ['ignore', log, log] });
+  child.unref();
+  if (!child.pid) throw new Error(`could not start ${name}`);
+  return { name, pid: child.pid };
+}
+
+async function waitHealthy(c: Component, url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!alive(c.pid)) throw new Error(`${c.name} exited; see ${join(LOGS, `${c.name}.log`)}`);
+    if (await healthy(url)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${c.name} did not become healthy in ${timeoutMs / 1000}s; see ${join(LOGS, `${c.name}.log`)}`);
+}
+
+function kubeconfig(server: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: kubeling
+  cluster:
+    server: ${server}
+users:
+- name: admin
+  user: {}
+contexts:
+- name: kubeling
+  context:
+    cluster: kubeling
+    user: admin
+    namespace: default
+current-context: kubeling
+`;
+}
+
+async function main(): Promise<void> {
+  const existing = readState();
+  if (existing && existing.components.every((c) => alive(c.pid)) && (await healthy(`${existing.apiserverURL}/readyz`))) {
+    console.log(`kubeling is already up at ${existing.apiserverURL}`);
+    printNext();
+    return;
+  }
+  if (existing) {
+    for (const c of existing.components) if (alive(c.pid)) process.kill(c.pid, 'SIGTERM');
+  }
+  mkdirSync(LOGS, { recursive: true });
+  const components: Component[] = [];
+  const etcdPort = await pickPort(Number(values['etcd-port']));
+  const peerPort = await pickPort(etcdPort + 1);
+  const etcdURL = `http://127.0.0.1:${etcdPort}`;
+  const peerURL = `http://127.0.0.1:${peerPort}`;
+  const etcd = start('etcd', 'etcd', [
+    '--name=kubeling',
+    `--data-dir=${join(STATE, 'etcd-data')}`,
+    `--listen-client-urls=${etcdURL}`,
+    `--advertise-client-urls=${etcdURL}`,
+    `--listen-peer-urls=${peerURL}`,
+    `--initial-advertise-peer-urls=${peerURL}`,
+    `--initial-cluster=kubeling=${peerURL}`,
+    '--logger=zap',
+  ]);
+  etcd.health = `${etcdURL}/health`;
+  components.push(etcd);
+  writeState({ etcdEndpoint: etcdURL, apiserverURL: '', components });
+  await waitHealthy(etcd, etcd.health, 20_000);
+  console.log(`etcd          ready at ${etcdURL} (pid ${etcd.pid})`);
+
+  const apiPort = await pickPort(Number(values['apiserver-port']));
+  const apiURL = `http://127.0.0.1:${apiPort}`;
+  const apiserver = start('apiserver', process.execPath, [
+    '--import',
+    'tsx',
+    'packages/apiserver/src/main.ts',
+    `--etcd-servers=${etcdURL}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${apiPort}`,
+  ]);
+  apiserver.health = `${apiURL}/readyz`;
+  components.push(apiserver);
+  writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+  await waitHealthy(apiserver, apiserver.health, 60_000);
+  console.log(`apiserver     ready at ${apiURL} (pid ${apiserver.pid})`);
+
+  writeFileSync(KUBECONFIG, kubeconfig(apiURL));
+  console.log(`kubeconfig    written to ${KUBECONFIG}`);
+  printNext();
+}
+
+function printNext(): void {
+  console.log(`
+Next:
+  export KUBECONFIG=${KUBECONFIG}
+  kubectl get namespaces
+  npm run status        # health of each component
+  npm run down          # stop (add -- --purge to delete .kubeling/)`);
+}
+
+main().catch((e) => {
+  console.error(`up: ${(e as Error).message}`);
+  process.exit(1);
+});
