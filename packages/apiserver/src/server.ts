@@ -4,7 +4,7 @@
  * served resource, and the HTTP surface (resources, discovery, health, version,
  * metrics). `main.ts` parses flags, listens and handles signals.
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { resources } from '@kubeling/api';
 import {
@@ -67,14 +67,14 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000 }, { observe: (op, s) => metrics.etcdLatency(op, s) });
   const maxBody = opts.maxRequestBodyBytes ?? 3 * 1024 * 1024;
   const app = Fastify({
-    logger: opts.logger ? opts.logger : false,
+    // Per-request lines are the audit log's job; fastify's own logger reports only problems.
+    ...(opts.logger ? { loggerInstance: opts.logger.child({}, { level: 'warn' }) as unknown as FastifyBaseLogger } : { logger: false }),
     bodyLimit: maxBody,
     requestTimeout: 0,
     connectionTimeout: 0,
     keepAliveTimeout: 75_000,
     return503OnClosing: false,
     forceCloseConnections: true,
-    disableRequestLogging: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   });
 
