@@ -5,7 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { KubeObject } from '@kubeling/api';
-import { field, isValidPortName, isDNS1035Label, type FieldError } from '@kubeling/apimachinery';
+import { field, isValidPortName, isDNS1123Label, type FieldError } from '@kubeling/apimachinery';
 import type { Strategy } from '../strategy.js';
 
 type Port = { name?: string; port?: number; targetPort?: number | string; protocol?: string; nodePort?: number };
@@ -74,7 +74,7 @@ export const serviceStrategy: Strategy = {
       const path = `spec.ports[${i}]`;
       if (ports.length > 1 && !p.name) errs.push(field.required(`${path}.name`, ''));
       if (p.name) {
-        for (const m of isDNS1035Label(p.name)) errs.push(field.invalid(`${path}.name`, p.name, m));
+        for (const m of isDNS1123Label(p.name)) errs.push(field.invalid(`${path}.name`, p.name, m));
         if (names.has(p.name)) errs.push(field.duplicate(`${path}.name`, p.name));
         names.add(p.name);
       }
