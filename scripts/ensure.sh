@@ -22,11 +22,17 @@ if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$
   touch "$stamp"
 fi
 
-if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; then
-  echo "ensure: installing etcd from Debian (etcd-server, etcd-client)" >&2
+# Debian packages: etcd (server and etcdctl), and the official Python client the
+# compatibility tests drive.
+missing=()
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
+if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then missing+=(python3-kubernetes); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "ensure: installing from Debian: ${missing[*]}" >&2
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -q >&2 || true
-  $SUDO apt-get install -y -q etcd-server etcd-client >&2
+  $SUDO apt-get install -y -q "${missing[@]}" >&2
 fi
