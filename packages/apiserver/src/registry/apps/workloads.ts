@@ -26,7 +26,7 @@ type WorkloadSpec = Obj & {
 const specOf = (o: KubeObject) => (o.spec ??= {}) as WorkloadSpec;
 
 /** Selector present, non-empty, matching the template labels; template valid. */
-export function validateSelectorAndTemplate(s: WorkloadSpec, opts: { restartPolicies?: string[] } = {}): FieldError[] {
+export function validateSelectorAndTemplate(s: WorkloadSpec, opts: { restartPolicies?: string[]; extraVolumes?: string[] } = {}): FieldError[] {
   const errs: FieldError[] = [];
   if (!s.selector) errs.push(field.required('spec.selector', ''));
   else if (!Object.keys(s.selector.matchLabels ?? {}).length && !(s.selector.matchExpressions ?? []).length) {
@@ -46,7 +46,7 @@ export function validateSelectorAndTemplate(s: WorkloadSpec, opts: { restartPoli
   }
   if (!s.template) errs.push(field.required('spec.template', ''));
   else {
-    errs.push(...validatePodSpec(s.template.spec as never, 'spec.template.spec'));
+    errs.push(...validatePodSpec(s.template.spec as never, 'spec.template.spec', opts.extraVolumes ?? []));
     const rp = (s.template.spec as { restartPolicy?: string } | undefined)?.restartPolicy;
     const allowed = opts.restartPolicies ?? ['Always'];
     if (rp && !allowed.includes(rp)) errs.push(field.notSupported('spec.template.spec.restartPolicy', rp, allowed));
@@ -163,7 +163,8 @@ export const statefulSetStrategy = workload({
   },
   validate(obj) {
     const s = specOf(obj);
-    const errs = [...validateSelectorAndTemplate(s), ...nonNegative(s, ['replicas', 'minReadySeconds', 'revisionHistoryLimit'])];
+    const claims = ((s.volumeClaimTemplates ?? []) as { metadata?: { name?: string } }[]).map((c) => c.metadata?.name ?? '').filter(Boolean);
+    const errs = [...validateSelectorAndTemplate(s, { extraVolumes: claims }), ...nonNegative(s, ['replicas', 'minReadySeconds', 'revisionHistoryLimit'])];
     const p = s.podManagementPolicy;
     if (p && p !== 'OrderedReady' && p !== 'Parallel') errs.push(field.notSupported('spec.podManagementPolicy', p, ['OrderedReady', 'Parallel']));
     return errs;

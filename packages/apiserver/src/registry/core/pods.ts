@@ -36,7 +36,7 @@ type PodSpec = Obj & {
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
-const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 /** `nginx` / `nginx:latest` → Always; any other tag or a digest → IfNotPresent. */
 export function defaultPullPolicy(image: string | undefined): string {
@@ -155,10 +155,11 @@ function validateContainers(list: Container[] | undefined, path: string, volumes
 }
 
 /** ValidatePodSpec, for pods (`spec`) and templates (`spec.template.spec`). */
-export function validatePodSpec(spec: PodSpec | undefined, path: string): FieldError[] {
+export function validatePodSpec(spec: PodSpec | undefined, path: string, extraVolumes: string[] = []): FieldError[] {
   const errs: FieldError[] = [];
   if (!spec) return [field.required(path, '')];
-  const volumes = new Set<string>();
+  // Volumes that exist without being listed in the spec (a StatefulSet's claim templates).
+  const volumes = new Set<string>(extraVolumes);
   (spec.volumes ?? []).forEach((v, i) => {
     const p = `${path}.volumes[${i}]`;
     if (!v.name) errs.push(field.required(`${p}.name`, ''));

@@ -22,7 +22,7 @@ type Spec = {
   internalTrafficPolicy?: string;
 };
 const TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
-const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
+const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 /** The service IP range: 127.1.0.0/16 unless KUBELING_SERVICE_CIDR_PREFIX names another /16 prefix. */
 function allocateIP(): string {
