@@ -478,3 +478,82 @@ describe('health, version, metrics, discovery', () => {
     assert.equal(agg.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
   });
 });
+
+describe('views', () => {
+  test('watch-list: sendInitialEvents ends the initial state with an annotated BOOKMARK', async () => {
+    await request(env.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'wl' } });
+    await request(env.url, 'POST', '/api/v1/namespaces/wl/configmaps', cm('wl-1'));
+    await request(env.url, 'POST', '/api/v1/namespaces/wl/configmaps', cm('wl-2'));
+    const events = await readWatch(
+      `${env.url}/api/v1/namespaces/wl/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`,
+      (e) => e.type === 'BOOKMARK',
+    );
+    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'ADDED', 'BOOKMARK']);
+    assert.equal(events[2]!.object.metadata.annotations['k8s.io/initial-events-end'], 'true');
+  });
+
+  test('events.k8s.io/v1 is a view of the same stored core events', async () => {
+    const ev = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: 'e1' },
+      eventTime: '2026-01-01T00:00:00.000000Z',
+      reason: 'Tested',
+      note: 'a note',
+      type: 'Normal',
+      action: 'Test',
+      reportingController: 'kubeling.test/ctl',
+      reportingInstance: 'ctl-1',
+      regarding: { kind: 'Pod', name: 'p', namespace: 'default' },
+    };
+    const c = await request(env.url, 'POST', '/apis/events.k8s.io/v1/namespaces/default/events', ev);
+    assert.equal(c.status, 201, c.text);
+    assert.equal(c.body.note, 'a note');
+    const core = await request(env.url, 'GET', '/api/v1/namespaces/default/events/e1');
+    assert.equal(core.body.message, 'a note');
+    assert.equal(core.body.involvedObject.name, 'p');
+    assert.equal(core.body.reportingComponent, 'kubeling.test/ctl');
+    const sel = await request(env.url, 'GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dp,reason%3DTested');
+    assert.deepEqual(sel.body.items.map((i: any) => i.metadata.name), ['e1']);
+  });
+
+  test('Table responses carry rows with PartialObjectMetadata; YAML in and out', async () => {
+    const yaml = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  k: v\n';
+    const c = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', yaml, { contentType: 'application/yaml' });
+    assert.equal(c.status, 201, c.text);
+    const y = await request(env.url, 'GET', '/api/v1/namespaces/default/configmaps/from-yaml', undefined, { accept: 'application/yaml' });
+    assert.match(y.text, /^apiVersion: v1\nkind: ConfigMap\n/);
+    const t = await request(env.url, 'GET', '/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dfrom-yaml', undefined, {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
+    });
+    assert.equal(t.body.kind, 'Table');
+    assert.deepEqual(t.body.columnDefinitions.map((c: any) => c.name), ['Name', 'Data', 'Age']);
+    assert.equal(t.body.rows[0].cells[0], 'from-yaml');
+    assert.equal(t.body.rows[0].cells[1], 1);
+    assert.equal(t.body.rows[0].object.kind, 'PartialObjectMetadata');
+    assert.equal(t.body.rows[0].object.metadata.name, 'from-yaml');
+  });
+
+  test('scale subresource reads and writes spec.replicas', async () => {
+    const dep = {
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'scaled' },
+      spec: { selector: { matchLabels: { a: 's' } }, template: { metadata: { labels: { a: 's' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+    };
+    await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/deployments', dep);
+    const s = await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/deployments/scaled/scale');
+    assert.equal(s.body.kind, 'Scale');
+    assert.equal(s.body.spec.replicas, 1);
+    assert.equal(s.body.status.selector, 'a=s');
+    const p = await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/scaled/scale', { spec: { replicas: 4 } }, { contentType: 'application/merge-patch+json' });
+    assert.equal(p.status, 200, p.text);
+    assert.equal(p.body.spec.replicas, 4);
+    const d = await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/deployments/scaled');
+    assert.equal(d.body.spec.replicas, 4);
+    assert.equal(d.body.metadata.generation, 2);
+    const stale = await request(env.url, 'PUT', '/apis/apps/v1/namespaces/default/deployments/scaled/scale', { ...s.body, spec: { replicas: 2 } });
+    assert.equal(stale.status, 409);
+    const fresh = await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/deployments/scaled/scale');
+    const neg = await request(env.url, 'PUT', '/apis/apps/v1/namespaces/default/deployments/scaled/scale', { ...fresh.body, spec: { replicas: -1 } });
+    assert.equal(neg.status, 422);
+  });
+});
