@@ -2,3 +2,4 @@ export * from './kubeconfig.js';
 export * from './rest.js';
 export * from './cache.js';
 export * from './workqueue.js';
+export * from './leaderelection.js';

@@ -1,0 +1,30 @@
+/**
+ * What every controller gets: the shared REST client and informer factory, and a
+ * logger. Controllers read from informer stores (read-only objects) and write
+ * through the REST client.
+ */
+import type { Logger } from 'pino';
+import type { InformerFactory, RestClient } from '@kubeling/client';
+
+export interface ControllerContext {
+  client: RestClient;
+  informers: InformerFactory;
+  log: Logger;
+  /** Worker loops per controller. */
+  workers: number;
+}
+
+export interface Controller {
+  readonly name: string;
+  /** Registers informers and handlers; called before the factory starts. */
+  init(): void;
+  /** Runs the workers until the signal aborts. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+export interface ControllerDescriptor {
+  name: string;
+  /** Controllers off unless named explicitly in --controllers. */
+  disabledByDefault?: boolean;
+  create(ctx: ControllerContext): Controller;
+}

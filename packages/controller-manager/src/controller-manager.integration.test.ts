@@ -1,0 +1,145 @@
+/**
+ * The controller-manager against a real etcd and apiserver: ReplicaSets create,
+ * adopt and remove pods; namespaces empty themselves when deleted; every
+ * namespace gets a default ServiceAccount; only the leader acts.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { ControllerManager } from './manager.js';
+
+let env: TestEnv;
+let mgr: ControllerManager;
+const log = pino({ level: 'silent' });
+
+async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms ${last ? String(last) : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const rs = (name: string, replicas: number) => ({
+  apiVersion: 'apps/v1',
+  kind: 'ReplicaSet',
+  metadata: { name },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+  },
+});
+
+const podsOf = async (ns: string, app: string) =>
+  (await request(env.url, 'GET', `/api/v1/namespaces/${ns}/pods?labelSelector=app%3D${app}`)).body.items as any[];
+
+before(async () => {
+  env = await startTestEnv();
+  mgr = new ControllerManager({ config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, controllers: ['*'], leaderElect: false, log, qps: 100, burst: 200 });
+  await mgr.start();
+});
+after(async () => {
+  await mgr?.stop();
+  await env?.stop();
+});
+
+describe('replicaset controller', () => {
+  test('creates pods from the template, owned by the ReplicaSet, and reports status', async () => {
+    const c = await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/replicasets', rs('web', 3));
+    assert.equal(c.status, 201, c.text);
+    const pods = await eventually(async () => {
+      const p = await podsOf('default', 'web');
+      return p.length === 3 && p;
+    });
+    for (const p of pods) {
+      assert.match(p.metadata.name, /^web-[a-z0-9]{5}$/);
+      assert.deepEqual(p.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: c.body.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+    }
+    await eventually(async () => (await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/replicasets/web')).body.status?.replicas === 3);
+    // and nothing more arrives later
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await podsOf('default', 'web')).length, 3);
+  });
+
+  test('scaling down deletes pods; ready pods are counted', async () => {
+    const pods = await podsOf('default', 'web');
+    // mark one pod ready through the status subresource, as a kubelet would
+    const ready = pods[0];
+    ready.status = { ...ready.status, phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z/, 'Z') }] };
+    assert.equal((await request(env.url, 'PUT', `/api/v1/namespaces/default/pods/${ready.metadata.name}/status`, ready)).status, 200);
+    const scaled = await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/replicasets/web', { spec: { replicas: 1 } }, { contentType: 'application/merge-patch+json' });
+    assert.equal(scaled.status, 200, scaled.text);
+    const left = await eventually(async () => {
+      const p = await podsOf('default', 'web');
+      return p.length === 1 && p;
+    });
+    assert.equal(left[0].metadata.name, ready.metadata.name, 'the ready pod is kept');
+    await eventually(async () => {
+      const s = (await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/replicasets/web')).body.status;
+      return s?.replicas === 1 && s.readyReplicas === 1 && s.observedGeneration === 2;
+    });
+  });
+
+  test('adopts a matching orphan instead of creating a pod, and releases a pod that stops matching', async () => {
+    const orphan = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'orphan', labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
+    assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/pods', orphan)).status, 201);
+    const c = await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/replicasets', rs('adopt', 1));
+    const adopted = await eventually(async () => {
+      const p = (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/orphan')).body;
+      return p.metadata.ownerReferences?.[0]?.uid === c.body.metadata.uid && p;
+    });
+    assert.equal(adopted.metadata.ownerReferences.length, 1);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await podsOf('default', 'adopt')).length, 1, 'no extra pod');
+    // relabel: released, and a replacement is created
+    const relabelled = await request(env.url, 'PATCH', '/api/v1/namespaces/default/pods/orphan', { metadata: { labels: { app: 'gone' } } }, { contentType: 'application/merge-patch+json' });
+    assert.equal(relabelled.status, 200);
+    await eventually(async () => !(await request(env.url, 'GET', '/api/v1/namespaces/default/pods/orphan')).body.metadata.ownerReferences?.length);
+    await eventually(async () => (await podsOf('default', 'adopt')).length === 1);
+  });
+});
+
+describe('namespace and serviceaccount controllers', () => {
+  test('a new namespace gets a default ServiceAccount; a deleted one empties itself and goes away', async () => {
+    await request(env.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'temp' } });
+    await eventually(async () => (await request(env.url, 'GET', '/api/v1/namespaces/temp/serviceaccounts/default')).status === 200);
+    await request(env.url, 'POST', '/api/v1/namespaces/temp/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
+    await request(env.url, 'POST', '/apis/apps/v1/namespaces/temp/replicasets', rs('inner', 2));
+    await eventually(async () => (await podsOf('temp', 'inner')).length === 2);
+    const del = await request(env.url, 'DELETE', '/api/v1/namespaces/temp');
+    assert.equal(del.body.status.phase, 'Terminating');
+    await eventually(async () => (await request(env.url, 'GET', '/api/v1/namespaces/temp')).status === 404, 20_000);
+    assert.equal((await request(env.url, 'GET', '/api/v1/namespaces/temp/configmaps')).body.items.length, 0);
+  });
+});
+
+describe('leader election', () => {
+  test('of two managers only the leader acts; the other takes over when it stops', async () => {
+    const opts = { config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, controllers: ['serviceaccount'], leaderElect: true, log, leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 };
+    const a = new ControllerManager({ ...opts, identity: 'a' });
+    const b = new ControllerManager({ ...opts, identity: 'b' });
+    await a.start();
+    await eventually(async () => a.leading);
+    await b.start();
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(a.leading, true);
+    assert.equal(b.leading, false);
+    const lease = await request(env.url, 'GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager');
+    assert.equal(lease.body.spec.holderIdentity, 'a');
+    await a.stop();
+    await eventually(async () => b.leading, 10_000);
+    const after = await request(env.url, 'GET', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager');
+    assert.equal(after.body.spec.holderIdentity, 'b');
+    assert.equal(after.body.spec.leaseTransitions, 1);
+    await b.stop();
+  });
+});

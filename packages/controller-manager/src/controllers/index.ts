@@ -1,0 +1,33 @@
+/** The controllers this process can run, by name (`--controllers=*,-name`). */
+import type { ControllerDescriptor } from '../context.js';
+import { NamespaceController } from './namespace/controller.js';
+import { ReplicaSetController } from './replicaset/controller.js';
+import { ServiceAccountController } from './serviceaccount/controller.js';
+
+const table: ControllerDescriptor[] = [
+  { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
+  { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
+  { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
+];
+
+const names = new Set<string>();
+for (const d of table) {
+  if (names.has(d.name)) throw new Error(`controller ${d.name} registered twice`);
+  names.add(d.name);
+}
+
+export const controllerDescriptors: readonly ControllerDescriptor[] = table;
+
+/** `--controllers` semantics: `*` is every default controller, `name` adds one, `-name` removes one. */
+export function selectControllers(spec: string[]): ControllerDescriptor[] {
+  const on = new Set<string>();
+  const off = new Set<string>();
+  let star = false;
+  for (const s of spec) {
+    if (s === '*') star = true;
+    else if (s.startsWith('-')) off.add(s.slice(1));
+    else on.add(s);
+  }
+  for (const n of [...on, ...off]) if (!names.has(n)) throw new Error(`"${n}" is not in the list of known controllers`);
+  return table.filter((d) => !off.has(d.name) && (on.has(d.name) || (star && !d.disabledByDefault)));
+}
