@@ -1,6 +1,6 @@
 /**
- * `npm run up`: starts a local cluster in the background — etcd, then the
- * apiserver — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
+ * `npm run up`: starts a local cluster in the background — etcd, the
+ * apiserver, the controller-manager — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
  * Idempotent: a cluster that is already up is left as it is.
  */
 import { spawn } from 'node:child_process';
@@ -116,6 +116,21 @@ async function main(): Promise<void> {
   writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
   await waitHealthy(apiserver, apiserver.health, 60_000);
   console.log(`apiserver     ready at ${apiURL} (pid ${apiserver.pid})`);
+
+  const cmPort = await pickPort(10257);
+  const cm = start('controller-manager', process.execPath, [
+    '--import',
+    'tsx',
+    'packages/controller-manager/src/main.ts',
+    `--master=${apiURL}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${cmPort}`,
+  ]);
+  cm.health = `http://127.0.0.1:${cmPort}/healthz`;
+  components.push(cm);
+  writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+  await waitHealthy(cm, cm.health, 60_000);
+  console.log(`controller-manager ready (pid ${cm.pid}, health on ${cmPort})`);
 
   writeFileSync(KUBECONFIG, kubeconfig(apiURL));
   console.log(`kubeconfig    written to ${KUBECONFIG}`);
