@@ -1,10 +1,14 @@
 /** The controllers this process can run, by name (`--controllers=*,-name`). */
 import type { ControllerDescriptor } from '../context.js';
+import { DeploymentController } from './deployment/controller.js';
+import { GarbageCollector } from './garbagecollector/controller.js';
 import { NamespaceController } from './namespace/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
 
 const table: ControllerDescriptor[] = [
+  { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
+  { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
