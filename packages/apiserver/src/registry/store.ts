@@ -157,7 +157,7 @@ export class Store {
     try {
       if (opts.labelSelector) labels = parseLabelSelector(opts.labelSelector);
     } catch (e) {
-      throw badRequest(`unable to parse requirement: ${(e as Error).message}`.replace('unable to parse requirement: unable to parse requirement: ', 'unable to parse requirement: '));
+      throw badRequest((e as Error).message);
     }
     try {
       if (opts.fieldSelector) fields = parseFieldSelector(opts.fieldSelector);
