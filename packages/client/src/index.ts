@@ -3,3 +3,4 @@ export * from './rest.js';
 export * from './cache.js';
 export * from './workqueue.js';
 export * from './leaderelection.js';
+export * from './events.js';

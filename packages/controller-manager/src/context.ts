@@ -4,12 +4,14 @@
  * through the REST client.
  */
 import type { Logger } from 'pino';
-import type { InformerFactory, RestClient } from '@kubeling/client';
+import type { EventRecorder, InformerFactory, RestClient } from '@kubeling/client';
 
 export interface ControllerContext {
   client: RestClient;
   informers: InformerFactory;
   log: Logger;
+  /** Records Events about objects (source component `<controller>-controller`). */
+  recorder(component: string): EventRecorder;
   /** Worker loops per controller. */
   workers: number;
 }

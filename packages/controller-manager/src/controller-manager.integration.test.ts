@@ -143,3 +143,61 @@ describe('leader election', () => {
     await b.stop();
   });
 });
+
+describe('endpoints and job controllers', () => {
+  const setPod = async (p: any, status: any) => {
+    p.status = { ...p.status, ...status };
+    return request(env.url, 'PUT', `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/status`, p);
+  };
+  const now = () => new Date().toISOString().replace(/\.\d+Z/, 'Z');
+
+  test('a Service gets Endpoints of its ready pods, with named target ports resolved', async () => {
+    await request(env.url, 'POST', '/api/v1/namespaces/default/services', {
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' },
+      spec: { selector: { app: 'ep' }, ports: [{ name: 'http', port: 80, targetPort: 'web' }] },
+    });
+    for (const n of ['ep-1', 'ep-2']) {
+      await request(env.url, 'POST', '/api/v1/namespaces/default/pods', {
+        apiVersion: 'v1', kind: 'Pod', metadata: { name: n, labels: { app: 'ep' } },
+        spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ name: 'web', containerPort: 8080 }] }] },
+      });
+    }
+    const p1 = (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/ep-1')).body;
+    const p2 = (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/ep-2')).body;
+    await setPod(p1, { phase: 'Running', podIP: '127.20.0.1', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now() }] });
+    await setPod(p2, { phase: 'Running', podIP: '127.20.0.2', conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: now() }] });
+    const ep = await eventually(async () => {
+      const e = (await request(env.url, 'GET', '/api/v1/namespaces/default/endpoints/svc')).body;
+      return e.subsets?.[0]?.addresses?.length === 1 && e.subsets[0].notReadyAddresses?.length === 1 && e;
+    });
+    assert.equal(ep.subsets[0].addresses[0].ip, '127.20.0.1');
+    assert.deepEqual(ep.subsets[0].ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
+  });
+
+  test('a Job runs its pods one at a time to its completions and records events', async () => {
+    await request(env.url, 'POST', '/apis/batch/v1/namespaces/default/jobs', {
+      apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'work' },
+      spec: { completions: 2, parallelism: 1, backoffLimit: 3, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    const jobPods = async () => (await request(env.url, 'GET', '/api/v1/namespaces/default/pods?labelSelector=job-name%3Dwork')).body.items as any[];
+    const first = await eventually(async () => {
+      const p = await jobPods();
+      return p.length === 1 && p[0];
+    });
+    await setPod(first, { phase: 'Succeeded' });
+    const second = await eventually(async () => {
+      const p = (await jobPods()).filter((x) => x.metadata.name !== first.metadata.name);
+      return p.length === 1 && p[0];
+    });
+    await setPod(second, { phase: 'Succeeded' });
+    const job = await eventually(async () => {
+      const j = (await request(env.url, 'GET', '/apis/batch/v1/namespaces/default/jobs/work')).body;
+      return j.status?.conditions?.some((c: any) => c.type === 'Complete' && c.status === 'True') && j;
+    });
+    assert.equal(job.status.succeeded, 2);
+    assert.ok(job.status.completionTime);
+    const events = (await request(env.url, 'GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dwork')).body.items as any[];
+    assert.ok(events.some((e) => e.reason === 'SuccessfulCreate'), 'SuccessfulCreate events');
+    assert.ok(events.some((e) => e.reason === 'Completed'));
+  });
+});

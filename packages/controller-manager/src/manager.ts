@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics, Gauge } from 'prom-client';
-import { InformerFactory, LeaderElector, RestClient, type ClientConfig } from '@kubeling/client';
+import { EventRecorder, InformerFactory, LeaderElector, RestClient, type ClientConfig } from '@kubeling/client';
 import type { Controller } from './context.js';
 import { selectControllers } from './controllers/index.js';
 
@@ -73,7 +73,9 @@ export class ControllerManager {
     this.leading = true;
     this.abort = new AbortController();
     this.informers = new InformerFactory(this.client, { onError: (e) => this.o.log.debug({ err: String(e) }, 'informer error') });
-    const ctx = { client: this.client, informers: this.informers, log: this.o.log, workers: this.o.workers ?? 5 };
+    const recorders = new Map<string, EventRecorder>();
+    const recorder = (component: string) => recorders.get(component) ?? recorders.set(component, new EventRecorder(this.client, { component })).get(component)!;
+    const ctx = { client: this.client, informers: this.informers, log: this.o.log, workers: this.o.workers ?? 5, recorder };
     this.running = selectControllers(this.o.controllers).map((d) => d.create(ctx));
     for (const c of this.running) c.init();
     this.informers.start();

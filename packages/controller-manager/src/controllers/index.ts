@@ -1,14 +1,18 @@
 /** The controllers this process can run, by name (`--controllers=*,-name`). */
 import type { ControllerDescriptor } from '../context.js';
 import { DeploymentController } from './deployment/controller.js';
+import { EndpointsController } from './endpoints/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
+import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
 
 const table: ControllerDescriptor[] = [
   { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
+  { name: 'endpoints', create: (ctx) => new EndpointsController(ctx) },
   { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
+  { name: 'job', create: (ctx) => new JobController(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },

@@ -238,7 +238,9 @@ export class DeploymentController extends QueueController {
       },
     };
     try {
-      return await this.ctx.client.post<KubeObject>(this.rsPath(d.metadata.namespace!), rs);
+      const created = await this.ctx.client.post<KubeObject>(this.rsPath(d.metadata.namespace!), rs);
+      void this.ctx.recorder('deployment-controller').event({ ...d, kind: 'Deployment', apiVersion: 'apps/v1' }, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${rs.metadata.name} from 0 to ${replicas}`);
+      return created;
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
       // Same name, different template (or another owner): a hash collision. Bump collisionCount and retry.
@@ -251,6 +253,12 @@ export class DeploymentController extends QueueController {
 
   private async scale(rs: KubeObject, replicas: number, d: KubeObject, maxSurge: number): Promise<void> {
     const dr = (d.spec as Obj).replicas ?? 1;
+    const from = specReplicas(rs);
+    if (from !== replicas) {
+      void this.ctx
+        .recorder('deployment-controller')
+        .event({ ...d, kind: 'Deployment', apiVersion: 'apps/v1' }, 'Normal', 'ScalingReplicaSet', `Scaled ${replicas > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${replicas}`);
+    }
     await this.ctx.client.patch(
       this.rsPath(rs.metadata.namespace!, rs.metadata.name),
       { metadata: { annotations: { [DESIRED]: String(dr), [MAX]: String(dr + maxSurge) } }, spec: { replicas } },

@@ -195,8 +195,15 @@ export class ReplicaSetController extends QueueController {
     if (diff < 0) {
       const count = Math.min(-diff, BURST_REPLICAS);
       this.expectations.expectCreations(key, count);
+      const events = this.ctx.recorder('replicaset-controller');
       const { succeeded, skipped } = await slowStartBatch(count, 1, async () => {
-        await this.ctx.client.post(base, podFromTemplate(rs, this.owner));
+        try {
+          const pod = await this.ctx.client.post<KubeObject>(base, podFromTemplate(rs, this.owner));
+          void events.event({ ...rs, kind: this.owner.kind, apiVersion: this.owner.apiVersion }, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
+        } catch (e) {
+          void events.event({ ...rs, kind: this.owner.kind, apiVersion: this.owner.apiVersion }, 'Warning', 'FailedCreate', `Error creating: ${(e as Error).message}`);
+          throw e;
+        }
       });
       // Creates that never happened will not be observed either.
       for (let i = 0; i < skipped + (count - succeeded - skipped); i++) this.expectations.creationObserved(key);
@@ -208,6 +215,7 @@ export class ReplicaSetController extends QueueController {
         victims.map(async (p) => {
           try {
             await this.ctx.client.delete(`${base}/${p.metadata.name}`, { preconditions: { uid: p.metadata.uid } });
+            void this.ctx.recorder('replicaset-controller').event({ ...rs, kind: this.owner.kind, apiVersion: this.owner.apiVersion }, 'Normal', 'SuccessfulDelete', `Deleted pod: ${p.metadata.name}`);
           } catch (e) {
             this.expectations.deletionObserved(key, keyOf(p));
             if (!isNotFound(e)) throw e;
