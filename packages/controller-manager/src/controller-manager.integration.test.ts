@@ -201,3 +201,29 @@ describe('endpoints and job controllers', () => {
     assert.ok(events.some((e) => e.reason === 'Completed'));
   });
 });
+
+describe('cronjob controller', () => {
+  test('a due schedule creates a Job from the template and records it in status', async () => {
+    const c = await request(env.url, 'POST', '/apis/batch/v1/namespaces/default/cronjobs', {
+      apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'tick' },
+      spec: { schedule: '*/1 * * * *', concurrencyPolicy: 'Forbid', jobTemplate: { metadata: { labels: { from: 'tick' } }, spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } } } },
+    });
+    assert.equal(c.status, 201, c.text);
+    // Pretend the last run was two minutes ago: a run is due now.
+    const cur = (await request(env.url, 'GET', '/apis/batch/v1/namespaces/default/cronjobs/tick')).body;
+    const past = new Date(Date.now() - 120_000).toISOString().replace(/\.\d+Z/, 'Z');
+    const st = await request(env.url, 'PUT', '/apis/batch/v1/namespaces/default/cronjobs/tick/status', { ...cur, status: { lastScheduleTime: past } });
+    assert.equal(st.status, 200, st.text);
+    const jobs = await eventually(async () => {
+      const j = (await request(env.url, 'GET', '/apis/batch/v1/namespaces/default/jobs?labelSelector=from%3Dtick')).body.items as any[];
+      return j.length >= 1 && j;
+    });
+    assert.match(jobs[0].metadata.name, /^tick-\d+$/);
+    assert.equal(jobs[0].metadata.ownerReferences[0].kind, 'CronJob');
+    const cj = await eventually(async () => {
+      const x = (await request(env.url, 'GET', '/apis/batch/v1/namespaces/default/cronjobs/tick')).body;
+      return x.status?.active?.length === 1 && x.status.lastScheduleTime !== past && x;
+    });
+    assert.equal(cj.status.active[0].name, jobs[0].metadata.name);
+  });
+});

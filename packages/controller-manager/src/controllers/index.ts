@@ -1,5 +1,6 @@
 /** The controllers this process can run, by name (`--controllers=*,-name`). */
 import type { ControllerDescriptor } from '../context.js';
+import { CronJobController } from './cronjob/controller.js';
 import { DeploymentController } from './deployment/controller.js';
 import { EndpointsController } from './endpoints/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
@@ -9,6 +10,7 @@ import { ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
 
 const table: ControllerDescriptor[] = [
+  { name: 'cronjob', create: (ctx) => new CronJobController(ctx) },
   { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
   { name: 'endpoints', create: (ctx) => new EndpointsController(ctx) },
   { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
