@@ -14,6 +14,9 @@ export interface ControllerContext {
   recorder(component: string): EventRecorder;
   /** Worker loops per controller. */
   workers: number;
+  /** Node lifecycle timing (upstream: 50 s grace, 5 s period). */
+  nodeMonitorGracePeriodMs?: number;
+  nodeMonitorPeriodMs?: number;
 }
 
 export interface Controller {

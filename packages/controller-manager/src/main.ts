@@ -6,6 +6,7 @@
  *   --leader-elect=true        --leader-elect-lease-duration=15s ...
  *   --bind-address=127.0.0.1   --secure-port=10257 (health and metrics)
  *   --kube-api-qps=20 --kube-api-burst=30
+ *   --node-monitor-grace-period=50s --node-monitor-period=5s
  */
 import { parseArgs } from 'node:util';
 import pino from 'pino';
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
       'kube-api-qps': { type: 'string', default: '20' },
       'kube-api-burst': { type: 'string', default: '30' },
       'concurrent-syncs': { type: 'string', default: '5' },
+      'node-monitor-grace-period': { type: 'string', default: '50s' },
+      'node-monitor-period': { type: 'string', default: '5s' },
       'log-level': { type: 'string', default: 'info' },
     },
     strict: true,
@@ -51,6 +54,8 @@ async function main(): Promise<void> {
     qps: Number(values['kube-api-qps']),
     burst: Number(values['kube-api-burst']),
     workers: Number(values['concurrent-syncs']),
+    nodeMonitorGracePeriodMs: duration(values['node-monitor-grace-period']!),
+    nodeMonitorPeriodMs: duration(values['node-monitor-period']!),
     bindAddress: values['bind-address']!,
     port: Number(values['secure-port']),
     log,

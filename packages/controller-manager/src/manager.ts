@@ -21,6 +21,8 @@ export interface ManagerOptions {
   qps?: number;
   burst?: number;
   workers?: number;
+  nodeMonitorGracePeriodMs?: number;
+  nodeMonitorPeriodMs?: number;
   identity?: string;
   log: Logger;
   bindAddress?: string;
@@ -75,7 +77,15 @@ export class ControllerManager {
     this.informers = new InformerFactory(this.client, { onError: (e) => this.o.log.debug({ err: String(e) }, 'informer error') });
     const recorders = new Map<string, EventRecorder>();
     const recorder = (component: string) => recorders.get(component) ?? recorders.set(component, new EventRecorder(this.client, { component })).get(component)!;
-    const ctx = { client: this.client, informers: this.informers, log: this.o.log, workers: this.o.workers ?? 5, recorder };
+    const ctx = {
+      client: this.client,
+      informers: this.informers,
+      log: this.o.log,
+      workers: this.o.workers ?? 5,
+      recorder,
+      ...(this.o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: this.o.nodeMonitorGracePeriodMs } : {}),
+      ...(this.o.nodeMonitorPeriodMs ? { nodeMonitorPeriodMs: this.o.nodeMonitorPeriodMs } : {}),
+    };
     this.running = selectControllers(this.o.controllers).map((d) => d.create(ctx));
     for (const c of this.running) c.init();
     this.informers.start();

@@ -6,6 +6,7 @@ import { EndpointsController } from './endpoints/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
 import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
+import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
 
@@ -16,6 +17,7 @@ const table: ControllerDescriptor[] = [
   { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
   { name: 'job', create: (ctx) => new JobController(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
+  { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx, ctx.nodeMonitorGracePeriodMs, ctx.nodeMonitorPeriodMs) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
 ];

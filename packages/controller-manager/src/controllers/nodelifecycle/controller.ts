@@ -1,0 +1,186 @@
+/**
+ * Node lifecycle controller (kubernetes pkg/controller/nodelifecycle): a node
+ * whose kubelet has not renewed its `kube-node-lease` Lease (nor posted status)
+ * for the grace period (50 s upstream) gets its conditions set to Unknown
+ * (`NodeStatusUnknown`) and the `node.kubernetes.io/unreachable` taints
+ * (NoSchedule and NoExecute); a kubelet reporting Ready=False gets the
+ * `not-ready` taints. Taints go again when the node is Ready.
+ *
+ * NoExecute taints evict pods (the taint manager): a pod without a matching
+ * toleration is deleted at once, one with `tolerationSeconds` after that long
+ * from the taint's `timeAdded`, one tolerating forever never.
+ */
+import type { KubeObject } from '@kubeling/api';
+import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
+import type { Informer } from '@kubeling/client';
+import type { Controller, ControllerContext } from '../../context.js';
+
+type Obj = Record<string, any>;
+
+export const UNREACHABLE = 'node.kubernetes.io/unreachable';
+export const NOT_READY = 'node.kubernetes.io/not-ready';
+
+interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+  timeAdded?: string;
+}
+
+interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+  tolerationSeconds?: number;
+}
+
+export function tolerates(t: Toleration, taint: Taint): boolean {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if ((t.operator ?? 'Equal') === 'Exists') return !t.key || t.key === taint.key;
+  return t.key === taint.key && (t.value ?? '') === (taint.value ?? '');
+}
+
+/** When a pod must leave a node with these NoExecute taints: ms from now, 0 at once, undefined never. */
+export function evictionDelay(pod: KubeObject, taints: Taint[], now: number): number | undefined {
+  let delay: number | undefined = undefined;
+  const tolerations = ((pod.spec as Obj).tolerations ?? []) as Toleration[];
+  for (const taint of taints.filter((x) => x.effect === 'NoExecute')) {
+    const matching = tolerations.filter((t) => tolerates(t, taint));
+    if (!matching.length) return 0;
+    const secs = matching.map((t) => t.tolerationSeconds).filter((s): s is number => s !== undefined);
+    if (!secs.length) continue; // tolerated forever
+    const added = Date.parse(taint.timeAdded ?? '') || now;
+    const d = Math.max(0, added + Math.min(...secs) * 1000 - now);
+    delay = delay === undefined ? d : Math.min(delay, d);
+  }
+  return delay;
+}
+
+export class NodeLifecycleController implements Controller {
+  readonly name = 'nodelifecycle';
+  private nodes!: Informer;
+  private leases!: Informer;
+  private pods!: Informer;
+  /** When each node's heartbeat was last seen to change (our clock, not the kubelet's). */
+  private readonly lastChange = new Map<string, { beat: string; at: number }>();
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly gracePeriodMs = 50_000,
+    private readonly monitorPeriodMs = 5_000,
+  ) {}
+
+  init(): void {
+    this.nodes = this.ctx.informers.informer({ path: '/api/v1/nodes' });
+    this.leases = this.ctx.informers.informer({ path: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases' });
+    this.pods = this.ctx.informers.informer({ path: '/api/v1/pods' });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const log = this.ctx.log.child({ controller: this.name });
+    while (!signal.aborted) {
+      try {
+        await this.monitor();
+      } catch (e) {
+        log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed');
+      }
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, this.monitorPeriodMs);
+        signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          r();
+        }, { once: true });
+      });
+    }
+  }
+
+  private heartbeat(node: KubeObject): string {
+    const lease = this.leases.store.get(`kube-node-lease/${node.metadata.name}`);
+    const ready = ((node.status as Obj | undefined)?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+    return `${(lease?.spec as Obj | undefined)?.renewTime ?? ''}|${ready?.lastHeartbeatTime ?? ''}`;
+  }
+
+  async monitor(): Promise<void> {
+    const now = Date.now();
+    for (const node of this.nodes.store.list()) {
+      const name = node.metadata.name!;
+      const beat = this.heartbeat(node);
+      const seen = this.lastChange.get(name);
+      if (!seen || seen.beat !== beat) this.lastChange.set(name, { beat, at: now });
+      const silentFor = now - (this.lastChange.get(name)?.at ?? now);
+      const status = (node.status ?? {}) as Obj;
+      const ready = ((status.conditions ?? []) as Obj[]).find((c) => c.type === 'Ready');
+      let next = node;
+      if (silentFor > this.gracePeriodMs && ready?.status !== 'Unknown') {
+        next = await this.markUnknown(node);
+      }
+      const readyNow = ((next.status as Obj | undefined)?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+      const wantKey = readyNow?.status === 'Unknown' ? UNREACHABLE : readyNow?.status === 'False' ? NOT_READY : undefined;
+      next = await this.syncTaints(next, wantKey);
+      await this.evict(next, now);
+    }
+    for (const name of [...this.lastChange.keys()]) if (!this.nodes.store.get(name)) this.lastChange.delete(name);
+  }
+
+  private async markUnknown(node: KubeObject): Promise<KubeObject> {
+    const now = rfc3339();
+    const status = structuredClone((node.status ?? {}) as Obj);
+    const conds = (status.conditions ?? []) as Obj[];
+    for (const type of ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure']) {
+      const c = conds.find((x) => x.type === type);
+      const next = { type, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: c?.lastHeartbeatTime, lastTransitionTime: now };
+      if (c) Object.assign(c, next);
+      else conds.push(next);
+    }
+    status.conditions = conds;
+    try {
+      return await this.ctx.client.put<KubeObject>(`/api/v1/nodes/${node.metadata.name}/status`, { ...node, status });
+    } catch (e) {
+      if (isConflict(e) || isNotFound(e)) return node;
+      throw e;
+    }
+  }
+
+  private async syncTaints(node: KubeObject, key: string | undefined): Promise<KubeObject> {
+    const spec = (node.spec ?? {}) as Obj;
+    const taints = ((spec.taints ?? []) as Taint[]).filter((t) => (t.key !== UNREACHABLE && t.key !== NOT_READY) || t.key === key);
+    if (key) {
+      for (const effect of ['NoSchedule', 'NoExecute']) {
+        if (!taints.some((t) => t.key === key && t.effect === effect)) taints.push({ key, effect, timeAdded: rfc3339() });
+      }
+    }
+    if (jsonEqual(taints, spec.taints ?? [])) return node;
+    try {
+      const updated = await this.ctx.client.patch<KubeObject>(
+        `/api/v1/nodes/${node.metadata.name}`,
+        [
+          { op: 'test', path: '/metadata/resourceVersion', value: node.metadata.resourceVersion },
+          { op: spec.taints ? 'replace' : 'add', path: '/spec/taints', value: taints },
+        ],
+        'application/json-patch+json',
+      );
+      if (key) void this.ctx.recorder('node-controller').event({ ...node, kind: 'Node', apiVersion: 'v1' }, 'Normal', 'NodeNotReady', `Node ${node.metadata.name} status is now: NodeNotReady`);
+      return updated;
+    } catch (e) {
+      if (isNotFound(e) || isConflict(e) || /test/.test(String((e as Error).message))) return node;
+      throw e;
+    }
+  }
+
+  private async evict(node: KubeObject, now: number): Promise<void> {
+    const taints = (((node.spec as Obj | undefined)?.taints ?? []) as Taint[]).filter((t) => t.effect === 'NoExecute');
+    if (!taints.length) return;
+    for (const pod of this.pods.store.list()) {
+      if ((pod.spec as Obj).nodeName !== node.metadata.name || pod.metadata.deletionTimestamp) continue;
+      const delay = evictionDelay(pod, taints, now);
+      if (delay !== 0) continue;
+      try {
+        await this.ctx.client.delete(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, { preconditions: { uid: pod.metadata.uid } });
+        void this.ctx.recorder('taint-eviction-controller').event({ ...pod, kind: 'Pod', apiVersion: 'v1' }, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${pod.metadata.namespace}/${pod.metadata.name}`);
+      } catch (e) {
+        if (!isNotFound(e) && !isConflict(e)) throw e;
+      }
+    }
+  }
+}
