@@ -227,3 +227,31 @@ describe('cronjob controller', () => {
     assert.equal(cj.status.active[0].name, jobs[0].metadata.name);
   });
 });
+
+describe('daemonset controller', () => {
+  test('one pod per eligible node, pinned by node affinity; a new node gets one too', async () => {
+    for (const [name, labels, taints] of [
+      ['dn-1', { disk: 'ssd' }, []],
+      ['dn-2', { disk: 'ssd' }, [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }]],
+      ['dn-3', { disk: 'hdd' }, []],
+    ] as const) {
+      await request(env.url, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { taints } });
+    }
+    await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/daemonsets', {
+      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
+      spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { nodeSelector: { disk: 'ssd' }, containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    const targets = async () =>
+      ((await podsOf('default', 'agent')) as any[])
+        .map((p) => p.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values[0])
+        .sort();
+    await eventually(async () => JSON.stringify(await targets()) === '["dn-1"]');
+    await request(env.url, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'dn-4', labels: { disk: 'ssd' } } });
+    await eventually(async () => JSON.stringify(await targets()) === '["dn-1","dn-4"]');
+    const ds = await eventually(async () => {
+      const d = (await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/daemonsets/agent')).body;
+      return d.status?.desiredNumberScheduled === 2 && d.status.currentNumberScheduled === 2 && d;
+    });
+    assert.equal(ds.status.numberMisscheduled, 0);
+  });
+});

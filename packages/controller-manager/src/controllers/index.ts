@@ -1,6 +1,7 @@
 /** The controllers this process can run, by name (`--controllers=*,-name`). */
 import type { ControllerDescriptor } from '../context.js';
 import { CronJobController } from './cronjob/controller.js';
+import { DaemonSetController } from './daemonset/controller.js';
 import { DeploymentController } from './deployment/controller.js';
 import { EndpointsController } from './endpoints/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
@@ -12,6 +13,7 @@ import { ServiceAccountController } from './serviceaccount/controller.js';
 
 const table: ControllerDescriptor[] = [
   { name: 'cronjob', create: (ctx) => new CronJobController(ctx) },
+  { name: 'daemonset', create: (ctx) => new DaemonSetController(ctx) },
   { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
   { name: 'endpoints', create: (ctx) => new EndpointsController(ctx) },
   { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
