@@ -8,12 +8,12 @@
  * `maxUnavailable` at a time when the template changes.
  */
 import type { KubeObject } from '@kubeling/api';
-import { isConflict, isNotFound, jsonEqual, selectorFromLabelSelector, selectorFromSet } from '@kubeling/apimachinery';
+import { isConflict, isNotFound, jsonEqual, selectorFromLabelSelector } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
 import { podTemplateHash } from '../deployment/util.js';
-import { tolerates } from '../nodelifecycle/controller.js';
+import { doNotScheduleTaint, findUntoleratedTaint, requiredNodeAffinityMatches, type Taint } from '@kubeling/component-helpers';
 import { controllerRef, isPodAvailable, isPodReady } from '../replicaset/controller.js';
 
 type Obj = Record<string, any>;
@@ -29,44 +29,11 @@ export const DAEMON_TOLERATIONS = [
   { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
 ];
 
-function matchesRequirement(value: string | undefined, r: Obj): boolean {
-  switch (r.operator) {
-    case 'In':
-      return value !== undefined && (r.values ?? []).includes(value);
-    case 'NotIn':
-      return value === undefined || !(r.values ?? []).includes(value);
-    case 'Exists':
-      return value !== undefined;
-    case 'DoesNotExist':
-      return value === undefined;
-    case 'Gt':
-      return value !== undefined && Number(value) > Number(r.values?.[0]);
-    case 'Lt':
-      return value !== undefined && Number(value) < Number(r.values?.[0]);
-    default:
-      return false;
-  }
-}
-
 /** Whether a pod template may run on a node (nodeSelector, required affinity, taints). */
 export function nodeEligible(podSpec: Obj, node: KubeObject): boolean {
-  const labels = node.metadata.labels ?? {};
-  if (podSpec.nodeSelector && !selectorFromSet(podSpec.nodeSelector).matches(labels)) return false;
-  const terms = (podSpec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) as Obj[];
-  if (terms.length) {
-    const ok = terms.some(
-      (t) =>
-        (t.matchExpressions ?? []).every((r: Obj) => matchesRequirement(labels[r.key], r)) &&
-        (t.matchFields ?? []).every((r: Obj) => matchesRequirement(r.key === 'metadata.name' ? node.metadata.name : undefined, r)),
-    );
-    if (!ok) return false;
-  }
+  if (!requiredNodeAffinityMatches(podSpec, node)) return false;
   const tolerations = [...(podSpec.tolerations ?? []), ...DAEMON_TOLERATIONS];
-  for (const taint of ((node.spec as Obj | undefined)?.taints ?? []) as Obj[]) {
-    if (taint.effect === 'PreferNoSchedule') continue;
-    if (!tolerations.some((t) => tolerates(t, taint as never))) return false;
-  }
-  return true;
+  return findUntoleratedTaint(((node.spec as Obj | undefined)?.taints ?? []) as Taint[], tolerations, doNotScheduleTaint) === undefined;
 }
 
 /** The node a daemon pod is for: its nodeName, or the matchFields pin. */

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evictionDelay, tolerates, UNREACHABLE } from './controller.js';
+import { tolerates } from '@kubeling/component-helpers';
+import { evictionDelay, UNREACHABLE } from './controller.js';
 
 const pod = (tolerations: unknown[]) => ({ metadata: { name: 'p' }, spec: { tolerations } }) as never;
 const taint = { key: UNREACHABLE, effect: 'NoExecute', timeAdded: '2026-01-01T00:00:00Z' };

@@ -14,32 +14,12 @@ import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
 import type { Controller, ControllerContext } from '../../context.js';
+import { tolerates, type Taint, type Toleration } from '@kubeling/component-helpers';
 
 type Obj = Record<string, any>;
 
 export const UNREACHABLE = 'node.kubernetes.io/unreachable';
 export const NOT_READY = 'node.kubernetes.io/not-ready';
-
-interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-  timeAdded?: string;
-}
-
-interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-export function tolerates(t: Toleration, taint: Taint): boolean {
-  if (t.effect && t.effect !== taint.effect) return false;
-  if ((t.operator ?? 'Equal') === 'Exists') return !t.key || t.key === taint.key;
-  return t.key === taint.key && (t.value ?? '') === (taint.value ?? '');
-}
 
 /** When a pod must leave a node with these NoExecute taints: ms from now, 0 at once, undefined never. */
 export function evictionDelay(pod: KubeObject, taints: Taint[], now: number): number | undefined {

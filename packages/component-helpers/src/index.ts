@@ -1,0 +1,3 @@
+export * from './taints.js';
+export * from './nodeaffinity.js';
+export * from './resources.js';
