@@ -27,6 +27,7 @@ import { handleResource, type Registry } from './http/resource-handler.js';
 import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
+import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/priority.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
 
 export interface ApiServerOptions {
@@ -92,6 +93,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     }
     registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle));
   }
+  const priority = new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!);
+  registry.get('/v1/pods')!.admission.push(priority);
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
 
   // Bodies are decoded by the handlers so that every error is a Status.
@@ -218,6 +221,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.addHook('onReady', async () => {
     await Promise.all([...cachers.values()].map((c) => c.ready()));
     await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
+    await ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!);
   });
   app.addHook('preClose', async () => {
     if (compactTimer) clearInterval(compactTimer);

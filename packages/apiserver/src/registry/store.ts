@@ -43,6 +43,7 @@ import {
 } from '@kubeling/apimachinery';
 import { type Cacher, type Filter, type WatchSink, watchEtcd } from '../storage/cacher.js';
 import { type EtcdStorage, type StoredObject, StorageCompacted, StorageConflict, StorageKeyExists, prefixEnd } from '../storage/etcd.js';
+import { admit, type MutatingAdmission } from '../admission/index.js';
 import type { Strategy } from './strategy.js';
 
 export interface WriteContext {
@@ -103,6 +104,9 @@ export class Store {
   readonly gk: { group: string; kind: string };
   private readonly prefix: string;
   private readonly apiVersion: string;
+
+  /** Mutating admission plugins for this resource, run after defaulting. */
+  admission: MutatingAdmission[] = [];
 
   constructor(
     readonly def: ResourceDef,
@@ -347,6 +351,7 @@ export class Store {
     else delete meta.generation;
     this.strategy.prepareForCreate?.(obj);
     this.strategy.defaults?.(obj);
+    await admit(this.admission, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun });
     this.validateCreate(obj);
     if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
     if (ctx.dryRun) return this.external(obj);

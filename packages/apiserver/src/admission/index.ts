@@ -1,0 +1,29 @@
+/**
+ * Mutating admission (kubernetes/apiserver pkg/admission): plugins that see an
+ * object after decoding and defaulting and before validation, and may change it
+ * or refuse it with a Status. The store runs the plugins registered for its
+ * resource in order.
+ */
+import type { KubeObject } from '@kubeling/api';
+
+export type Operation = 'CREATE' | 'UPDATE';
+
+export interface AdmissionAttributes {
+  operation: Operation;
+  /** `group/resource`, e.g. `/pods` or `apps/deployments`. */
+  resource: string;
+  namespace: string | undefined;
+  old?: KubeObject;
+  dryRun?: boolean;
+}
+
+export interface MutatingAdmission {
+  readonly name: string;
+  handles(a: AdmissionAttributes): boolean;
+  admit(obj: KubeObject, a: AdmissionAttributes): Promise<void>;
+}
+
+/** Runs the plugins that handle the request, in order. */
+export async function admit(plugins: readonly MutatingAdmission[], obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+  for (const p of plugins) if (p.handles(a)) await p.admit(obj, a);
+}
