@@ -1,0 +1,110 @@
+/**
+ * Profiles from a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):
+ * each names a scheduler and the plugins it runs at each extension point.
+ * `multiPoint` enables a plugin everywhere it has an implementation; `filter`
+ * and `score` enable or disable per point (`disabled: [{name: '*'}]` clears the
+ * defaults); `pluginConfig` passes args; score weights come from the entries.
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { DEFAULT_PLUGINS, REGISTRY } from '../plugins/registry.js';
+import { isFilter, isPreFilter, isPreScore, isScore, type FilterPlugin, type Obj, type Plugin, type PreFilterPlugin, type PreScorePlugin, type ScorePlugin } from './types.js';
+
+export interface Profile {
+  schedulerName: string;
+  preFilter: PreFilterPlugin[];
+  filter: FilterPlugin[];
+  preScore: PreScorePlugin[];
+  score: { plugin: ScorePlugin; weight: number }[];
+  /** Whether DefaultPreemption runs after a pod fits nowhere. */
+  preemption: boolean;
+}
+
+export interface SchedulerConfig {
+  percentageOfNodesToScore: number;
+  profiles: Profile[];
+  podInitialBackoffSeconds: number;
+  podMaxBackoffSeconds: number;
+}
+
+interface PluginSet {
+  enabled?: { name: string; weight?: number }[];
+  disabled?: { name: string }[];
+}
+
+export class ConfigError extends Error {}
+
+function apply(defaults: { name: string; weight: number }[], set: PluginSet | undefined): { name: string; weight: number }[] {
+  const disabled = new Set((set?.disabled ?? []).map((d) => d.name));
+  let out = disabled.has('*') ? [] : defaults.filter((p) => !disabled.has(p.name));
+  for (const e of set?.enabled ?? []) {
+    if (!e?.name) throw new ConfigError('plugin entries need a name');
+    out = out.filter((p) => p.name !== e.name);
+    const def = DEFAULT_PLUGINS.find((d) => d.name === e.name);
+    out.push({ name: e.name, weight: e.weight ?? def?.weight ?? 1 });
+  }
+  return out;
+}
+
+function buildProfile(p: Obj): Profile {
+  const plugins = (p.plugins ?? {}) as Record<string, PluginSet>;
+  const args = new Map<string, Obj>();
+  for (const pc of (p.pluginConfig ?? []) as Obj[]) args.set(pc.name, pc.args ?? {});
+  const multi = apply(DEFAULT_PLUGINS, plugins.multiPoint);
+  const filterNames = apply(multi, plugins.filter).map((x) => x.name);
+  const scoreEntries = apply(multi.filter((x) => x.weight > 0 || plugins.score?.enabled?.some((e) => e.name === x.name)), plugins.score);
+  const instances = new Map<string, Plugin>();
+  const instance = (name: string): Plugin => {
+    const f = REGISTRY[name];
+    if (!f) throw new ConfigError(`plugin "${name}" does not exist`);
+    return instances.get(name) ?? instances.set(name, f(args.get(name) ?? {})).get(name)!;
+  };
+  const filter: FilterPlugin[] = [];
+  const preFilter: PreFilterPlugin[] = [];
+  for (const n of filterNames) {
+    const pl = instance(n);
+    if (isPreFilter(pl)) preFilter.push(pl);
+    if (isFilter(pl)) filter.push(pl);
+  }
+  const score: Profile['score'] = [];
+  const preScore: PreScorePlugin[] = [];
+  for (const { name, weight } of scoreEntries) {
+    const pl = instance(name);
+    if (!isScore(pl)) continue;
+    if (weight < 0 || weight > 100) throw new ConfigError(`plugin "${name}": weight must be between 0 and 100`);
+    if (isPreScore(pl)) preScore.push(pl);
+    score.push({ plugin: pl, weight });
+  }
+  const postFilter = apply([{ name: 'DefaultPreemption', weight: 0 }], plugins.postFilter);
+  return {
+    schedulerName: p.schedulerName ?? 'default-scheduler',
+    preFilter,
+    filter,
+    preScore,
+    score,
+    preemption: postFilter.some((x) => x.name === 'DefaultPreemption'),
+  };
+}
+
+/** Builds the configuration from a parsed KubeSchedulerConfiguration (or the defaults). */
+export function buildConfig(doc: Obj = {}): SchedulerConfig {
+  if (doc.kind && doc.kind !== 'KubeSchedulerConfiguration') throw new ConfigError(`kind must be KubeSchedulerConfiguration, got ${doc.kind}`);
+  const pct = doc.percentageOfNodesToScore ?? 0;
+  if (typeof pct !== 'number' || pct < 0 || pct > 100) throw new ConfigError('percentageOfNodesToScore: must be between 0 and 100');
+  const profiles = ((doc.profiles as Obj[] | undefined)?.length ? (doc.profiles as Obj[]) : [{}]).map(buildProfile);
+  const names = new Set<string>();
+  for (const p of profiles) {
+    if (names.has(p.schedulerName)) throw new ConfigError(`profiles: duplicate schedulerName "${p.schedulerName}"`);
+    names.add(p.schedulerName);
+  }
+  return {
+    percentageOfNodesToScore: pct,
+    profiles,
+    podInitialBackoffSeconds: doc.podInitialBackoffSeconds ?? 1,
+    podMaxBackoffSeconds: doc.podMaxBackoffSeconds ?? 10,
+  };
+}
+
+export function loadConfig(path: string): SchedulerConfig {
+  return buildConfig(parseYaml(readFileSync(path, 'utf8')) as Obj);
+}

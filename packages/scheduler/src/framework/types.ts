@@ -1,0 +1,202 @@
+/**
+ * The scheduling framework (kubernetes pkg/scheduler/framework): pods and nodes as
+ * the plugins see them, statuses, and the extension points. A scheduling cycle is
+ * synchronous — plugins run against the cache without awaiting — so the node
+ * infos they read cannot change under them.
+ */
+import type { KubeObject } from '@kubeling/api';
+import { podRequests, resourceValue, type ResourceList, type Taint, type Toleration } from '@kubeling/component-helpers';
+
+export type Obj = Record<string, any>;
+
+export interface ContainerPort {
+  containerPort: number;
+  hostPort?: number;
+  hostIP?: string;
+  protocol?: string;
+}
+
+/** A pod with what scheduling reads from it computed once. */
+export class PodInfo {
+  readonly key: string;
+  readonly requests: ResourceList;
+  readonly nonZero: { cpu: number; memory: number };
+  readonly hostPorts: ContainerPort[];
+  readonly priority: number;
+  readonly tolerations: Toleration[];
+
+  constructor(readonly pod: KubeObject) {
+    this.key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const spec = (pod.spec ?? {}) as Obj;
+    this.requests = podRequests(spec);
+    const nz = podRequests(spec, { nonZero: true });
+    this.nonZero = { cpu: nz.cpu ?? 0, memory: nz.memory ?? 0 };
+    this.hostPorts = [];
+    for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])] as Obj[]) {
+      for (const p of (c.ports ?? []) as ContainerPort[]) if (p.hostPort && p.hostPort > 0) this.hostPorts.push(p);
+    }
+    this.priority = typeof spec.priority === 'number' ? spec.priority : 0;
+    this.tolerations = (spec.tolerations ?? []) as Toleration[];
+  }
+
+  get spec(): Obj {
+    return (this.pod.spec ?? {}) as Obj;
+  }
+
+  get labels(): Record<string, string> {
+    return this.pod.metadata.labels ?? {};
+  }
+}
+
+export const podKey = (pod: KubeObject): string => `${pod.metadata.namespace}/${pod.metadata.name}`;
+
+const portKey = (ip: string, protocol: string, port: number) => `${ip}/${protocol}/${port}`;
+
+/** A node and what is placed on it: bound, assumed and (while preempting) hypothetical pods. */
+export class NodeInfo {
+  node: KubeObject | undefined;
+  readonly pods = new Map<string, PodInfo>();
+  requested: ResourceList = {};
+  nonZeroRequested = { cpu: 0, memory: 0 };
+  allocatable: ResourceList = {};
+  usedPorts = new Map<string, number>();
+  taints: Taint[] = [];
+
+  constructor(node?: KubeObject) {
+    if (node) this.setNode(node);
+  }
+
+  get name(): string {
+    return this.node?.metadata.name ?? '';
+  }
+
+  setNode(node: KubeObject): void {
+    this.node = node;
+    const status = (node.status ?? {}) as Obj;
+    const alloc: Record<string, string | number> = status.allocatable ?? status.capacity ?? {};
+    const out: ResourceList = {};
+    for (const [k, v] of Object.entries(alloc)) {
+      try {
+        out[k] = resourceValue(k, v);
+      } catch {
+        // A malformed quantity counts as nothing allocatable.
+        out[k] = 0;
+      }
+    }
+    this.allocatable = out;
+    this.taints = (((node.spec ?? {}) as Obj).taints ?? []) as Taint[];
+  }
+
+  addPod(pi: PodInfo): void {
+    if (this.pods.has(pi.key)) this.removePod(pi.key);
+    this.pods.set(pi.key, pi);
+    for (const [k, v] of Object.entries(pi.requests)) this.requested[k] = (this.requested[k] ?? 0) + v;
+    this.nonZeroRequested.cpu += pi.nonZero.cpu;
+    this.nonZeroRequested.memory += pi.nonZero.memory;
+    for (const p of pi.hostPorts) {
+      const k = portKey(p.hostIP || '0.0.0.0', p.protocol ?? 'TCP', p.hostPort!);
+      this.usedPorts.set(k, (this.usedPorts.get(k) ?? 0) + 1);
+    }
+  }
+
+  removePod(key: string): PodInfo | undefined {
+    const pi = this.pods.get(key);
+    if (!pi) return undefined;
+    this.pods.delete(key);
+    for (const [k, v] of Object.entries(pi.requests)) this.requested[k] = (this.requested[k] ?? 0) - v;
+    this.nonZeroRequested.cpu -= pi.nonZero.cpu;
+    this.nonZeroRequested.memory -= pi.nonZero.memory;
+    for (const p of pi.hostPorts) {
+      const k = portKey(p.hostIP || '0.0.0.0', p.protocol ?? 'TCP', p.hostPort!);
+      const n = (this.usedPorts.get(k) ?? 1) - 1;
+      if (n <= 0) this.usedPorts.delete(k);
+      else this.usedPorts.set(k, n);
+    }
+    return pi;
+  }
+
+  /** Whether a host port is taken: 0.0.0.0 conflicts with every address, as upstream's HostPortInfo. */
+  portInUse(hostIP: string, protocol: string, port: number): boolean {
+    const ip = hostIP || '0.0.0.0';
+    if (ip === '0.0.0.0') {
+      for (const k of this.usedPorts.keys()) {
+        const [, proto, p] = k.split('/');
+        if (proto === protocol && Number(p) === port) return true;
+      }
+      return false;
+    }
+    return this.usedPorts.has(portKey(ip, protocol, port)) || this.usedPorts.has(portKey('0.0.0.0', protocol, port));
+  }
+
+  /** A copy whose pod set can be changed without touching the cache (preemption dry runs). */
+  clone(): NodeInfo {
+    const c = new NodeInfo();
+    c.node = this.node;
+    c.allocatable = this.allocatable;
+    c.taints = this.taints;
+    for (const pi of this.pods.values()) c.addPod(pi);
+    return c;
+  }
+}
+
+// ---- statuses --------------------------------------------------------------------
+
+export type Code = 'Unschedulable' | 'UnschedulableAndUnresolvable' | 'Error';
+
+/** A non-success result; success is `null`. */
+export interface Status {
+  code: Code;
+  reasons: string[];
+  plugin: string;
+}
+
+export const unschedulable = (plugin: string, ...reasons: string[]): Status => ({ code: 'Unschedulable', reasons, plugin });
+export const unresolvable = (plugin: string, ...reasons: string[]): Status => ({ code: 'UnschedulableAndUnresolvable', reasons, plugin });
+
+/** Per-cycle data that plugins share between their extension points. */
+export type CycleState = Map<string, unknown>;
+
+// ---- extension points -----------------------------------------------------------
+
+export interface Plugin {
+  readonly name: string;
+}
+
+export interface PreFilterPlugin extends Plugin {
+  /** Computes what Filter needs from all nodes; a Status rejects the pod on every node. */
+  preFilter(state: CycleState, pod: PodInfo, nodes: readonly NodeInfo[]): Status | null;
+}
+
+export interface FilterPlugin extends Plugin {
+  filter(state: CycleState, pod: PodInfo, node: NodeInfo): Status | null;
+}
+
+export interface PreScorePlugin extends Plugin {
+  preScore(state: CycleState, pod: PodInfo, nodes: readonly NodeInfo[]): void;
+}
+
+export interface ScorePlugin extends Plugin {
+  /** A raw score; after `normalize` every score is in [0, 100]. */
+  score(state: CycleState, pod: PodInfo, node: NodeInfo): number;
+  normalize?(state: CycleState, pod: PodInfo, scores: number[]): void;
+}
+
+export const MAX_NODE_SCORE = 100;
+
+export const isPreFilter = (p: Plugin): p is PreFilterPlugin => typeof (p as PreFilterPlugin).preFilter === 'function';
+export const isFilter = (p: Plugin): p is FilterPlugin => typeof (p as FilterPlugin).filter === 'function';
+export const isPreScore = (p: Plugin): p is PreScorePlugin => typeof (p as PreScorePlugin).preScore === 'function';
+export const isScore = (p: Plugin): p is ScorePlugin => typeof (p as ScorePlugin).score === 'function';
+
+/** DefaultNormalizeScore: scales to [0, 100] by the maximum, optionally reversed. */
+export function defaultNormalize(scores: number[], reverse: boolean): void {
+  const max = Math.max(0, ...scores);
+  if (max === 0) {
+    if (reverse) scores.fill(MAX_NODE_SCORE);
+    return;
+  }
+  for (let i = 0; i < scores.length; i++) {
+    const s = Math.floor((MAX_NODE_SCORE * scores[i]!) / max);
+    scores[i] = reverse ? MAX_NODE_SCORE - s : s;
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * The in-tree plugin registry and the default profile (kubernetes
+ * pkg/scheduler/apis/config/v1 default_plugins.go): filters in upstream's order,
+ * scores with upstream's weights.
+ */
+import type { Obj, Plugin } from '../framework/types.js';
+import { NodeAffinity } from './nodeaffinity/index.js';
+import { NodeName } from './nodename/index.js';
+import { NodePorts } from './nodeports/index.js';
+import { NodeResourcesBalancedAllocation, NodeResourcesFit } from './noderesources/index.js';
+import { NodeUnschedulable } from './nodeunschedulable/index.js';
+import { PodTopologySpread } from './podtopologyspread/index.js';
+import { TaintToleration } from './tainttoleration/index.js';
+
+export type PluginFactory = (args: Obj) => Plugin;
+
+export const REGISTRY: Record<string, PluginFactory> = {
+  NodeUnschedulable: () => new NodeUnschedulable(),
+  NodeName: () => new NodeName(),
+  TaintToleration: () => new TaintToleration(),
+  NodeAffinity: () => new NodeAffinity(),
+  NodePorts: () => new NodePorts(),
+  NodeResourcesFit: (args) => new NodeResourcesFit(args),
+  PodTopologySpread: () => new PodTopologySpread(),
+  NodeResourcesBalancedAllocation: (args) => new NodeResourcesBalancedAllocation(args),
+};
+
+/** Plugins in the default profile with their score weights (0: filter only). */
+export const DEFAULT_PLUGINS: { name: string; weight: number }[] = [
+  { name: 'NodeUnschedulable', weight: 0 },
+  { name: 'NodeName', weight: 0 },
+  { name: 'TaintToleration', weight: 3 },
+  { name: 'NodeAffinity', weight: 2 },
+  { name: 'NodePorts', weight: 0 },
+  { name: 'NodeResourcesFit', weight: 1 },
+  { name: 'PodTopologySpread', weight: 2 },
+  { name: 'NodeResourcesBalancedAllocation', weight: 1 },
+];
