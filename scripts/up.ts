@@ -1,6 +1,6 @@
 /**
  * `npm run up`: starts a local cluster in the background — etcd, the
- * apiserver, the controller-manager — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
+ * apiserver, the controller-manager, the scheduler — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
  * Idempotent: a cluster that is already up is left as it is.
  */
 import { spawn } from 'node:child_process';
@@ -131,6 +131,21 @@ async function main(): Promise<void> {
   writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
   await waitHealthy(cm, cm.health, 60_000);
   console.log(`controller-manager ready (pid ${cm.pid}, health on ${cmPort})`);
+
+  const schedPort = await pickPort(10259);
+  const sched = start('scheduler', process.execPath, [
+    '--import',
+    'tsx',
+    'packages/scheduler/src/main.ts',
+    `--master=${apiURL}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${schedPort}`,
+  ]);
+  sched.health = `http://127.0.0.1:${schedPort}/healthz`;
+  components.push(sched);
+  writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+  await waitHealthy(sched, sched.health, 60_000);
+  console.log(`scheduler     ready (pid ${sched.pid}, health on ${schedPort})`);
 
   writeFileSync(KUBECONFIG, kubeconfig(apiURL));
   console.log(`kubeconfig    written to ${KUBECONFIG}`);

@@ -34,7 +34,7 @@ async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs
   }
 }
 
-/** Pods become ready a second after this stand-in kubelet first sees them, so rollouts take a while. */
+/** Pods become ready two seconds after this stand-in kubelet first sees them, so rollouts take a while. */
 const firstSeen = new Map<string, number>();
 async function fakeKubelet(): Promise<void> {
   const pods = (await request(env.url, 'GET', '/api/v1/pods')).body.items as any[];
@@ -42,7 +42,7 @@ async function fakeKubelet(): Promise<void> {
     if (p.status?.phase === 'Running' || p.metadata.deletionTimestamp) continue;
     const seen = firstSeen.get(p.metadata.uid) ?? Date.now();
     firstSeen.set(p.metadata.uid, seen);
-    if (Date.now() - seen < 1000) continue;
+    if (Date.now() - seen < 2000) continue;
     p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z/, 'Z') }] };
     await request(env.url, 'PUT', `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/status`, p);
   }

@@ -79,7 +79,11 @@ export class Scheduler {
     preemptionAttempts: Counter;
     preemptionVictims: Histogram;
   };
+  /** Pods assumed (a node chosen) and pods whose binding succeeded. */
   scheduled = 0;
+  bound = 0;
+  /** Milliseconds spent in the scheduling algorithm (filter + score), for figures. */
+  algorithmMs = 0;
 
   constructor(private readonly o: SchedulerOptions) {
     for (const p of o.config.profiles) this.profiles.set(p.schedulerName, p);
@@ -239,6 +243,7 @@ export class Scheduler {
     const cycle = this.queue.schedulingCycle;
     const started = performance.now();
     const result = this.schedulePod(profile, info);
+    this.algorithmMs += performance.now() - started;
     if (!result.node) {
       const nodes = this.cache.nodes();
       let postFilter = '';
@@ -377,6 +382,7 @@ export class Scheduler {
         target: { apiVersion: 'v1', kind: 'Node', name: node },
       });
       this.queue.done(key);
+      this.bound++;
       this.m.attempts.inc({ result: 'scheduled', profile: profile.schedulerName });
       this.m.attemptDuration.observe({ result: 'scheduled', profile: profile.schedulerName }, (performance.now() - started) / 1000);
       this.m.e2e.observe({ attempts: String(Math.min(q.attempts + 1, 16)) }, (Date.now() - q.initialAttempt) / 1000);
