@@ -181,7 +181,9 @@ export class Scheduler {
         this.nominated.delete(podKey(p));
       } else {
         this.trackNomination(p);
-        this.queue.update(p);
+        // Status-only changes (our own condition updates among them) do not
+        // make a pod schedulable: leave it where it is (upstream isPodUpdated).
+        if (Scheduler.specOrMetaChanged(old, p)) this.queue.update(p);
       }
     }
   }
@@ -192,6 +194,11 @@ export class Scheduler {
       this.cache.removePod(p);
       this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
     } else this.queue.delete(p);
+  }
+
+  private static specOrMetaChanged(a: KubeObject, b: KubeObject): boolean {
+    const strip = (o: KubeObject) => ({ ...o.metadata, resourceVersion: undefined, generation: undefined, managedFields: undefined });
+    return !jsonEqual(a.spec, b.spec) || !jsonEqual(strip(a), strip(b));
   }
 
   private trackNomination(p: KubeObject): void {
