@@ -1,7 +1,7 @@
 /**
  * kubectl 1.29, 1.31 and 1.33 (each with a fresh cache dir) against one
  * apiserver: discovery, OpenAPI validation, client-side apply with strategic
- * merge, patches of every type, scale, the protobuf bodies of `create <generator>`
+ * merge, server-side apply, patches of every type, scale, the protobuf bodies of `create <generator>`
  * and `auth can-i` (1.32+), Table output, explain and describe.
  * Versions not installed are skipped with a message.
  */
@@ -76,6 +76,35 @@ for (const version of ['1.29', '1.31', '1.33']) {
       assert.deepEqual(c.env, [{ name: 'A', value: '1' }]);
       assert.deepEqual(c.ports, [{ containerPort: 80, protocol: 'TCP' }]);
       assert.equal(got.metadata.generation, 2);
+    });
+
+    test('apply --server-side: managedFields, conflicts with another manager, --force-conflicts, dropped fields removed', async () => {
+      const f1 = k.file('s1.yaml', deployment('ssa', 'nginx:1.25', '{name: A, value: "1"}, {name: B, value: "2"}'));
+      const a1 = await k.run(['apply', '--server-side', '-f', f1]);
+      assert.equal(a1.code, 0, a1.stderr);
+      assert.match(a1.stdout, /deployment.apps\/ssa serverside-applied/);
+      const got = JSON.parse((await k.run(['get', 'deploy', 'ssa', '-o', 'json', '--show-managed-fields'])).stdout);
+      const mine = got.metadata.managedFields.find((m: any) => m.manager === 'kubectl' && m.operation === 'Apply');
+      assert.ok(mine, JSON.stringify(got.metadata.managedFields));
+      assert.deepEqual(mine.fieldsV1['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"nginx"}']['f:env']['k:{"name":"B"}'], { '.': {}, 'f:name': {}, 'f:value': {} });
+      // Another manager takes .spec.replicas; applying a different value conflicts.
+      assert.equal((await k.run(['patch', 'deploy', 'ssa', '--type=merge', '-p', '{"spec":{"replicas":5}}'])).code, 0);
+      const c = await k.run(['apply', '--server-side', '-f', f1]);
+      assert.notEqual(c.code, 0);
+      assert.match(c.stderr, /Apply failed with 1 conflict: conflict with "kubectl-patch" using apps\/v1 at [0-9T:-]+Z: \.spec\.replicas/);
+      assert.equal(JSON.parse((await k.run(['get', 'deploy', 'ssa', '-o', 'json'])).stdout).spec.replicas, 5, 'a refused apply changes nothing');
+      const forced = await k.run(['apply', '--server-side', '--force-conflicts', '-f', f1]);
+      assert.equal(forced.code, 0, forced.stderr);
+      // Dropping env B and changing the image: B goes, the image changes, ports stay.
+      const f2 = k.file('s2.yaml', deployment('ssa', 'nginx:1.26', '{name: A, value: "1"}'));
+      assert.equal((await k.run(['apply', '--server-side', '-f', f2])).code, 0);
+      const after = JSON.parse((await k.run(['get', 'deploy', 'ssa', '-o', 'json', '--show-managed-fields'])).stdout);
+      const ctr = after.spec.template.spec.containers[0];
+      assert.equal(after.spec.replicas, 2);
+      assert.equal(ctr.image, 'nginx:1.26');
+      assert.deepEqual(ctr.env, [{ name: 'A', value: '1' }]);
+      assert.deepEqual(ctr.ports, [{ containerPort: 80, protocol: 'TCP' }]);
+      assert.ok(!after.metadata.managedFields.some((m: any) => m.manager === 'kubectl-patch' && m.fieldsV1?.['f:spec']?.['f:replicas']), 'forced apply took .spec.replicas over');
     });
 
     test('patch --type json, merge, strategic; scale; label; annotate', async () => {

@@ -9,6 +9,7 @@ import type { KubeObject, ResourceDef } from '@kubeling/api';
 import {
   StatusError,
   badRequest,
+  OPTIMISTIC_LOCK_MESSAGE,
   conflict,
   failure,
   isPlainObject,
@@ -27,7 +28,10 @@ import type { DeleteOptions, ListOptions, Store, WriteContext } from '../registr
 import type { EtcdStorage } from '../storage/etcd.js';
 import { WatchStream } from './watch.js';
 import { applyPatch } from './patch.js';
+import { apply, managerFromUserAgent } from '../fieldmanager/index.js';
 import { tableWanted, toTable, type IncludeObject } from './table.js';
+
+const APPLY_TYPE = 'application/apply-patch+yaml';
 
 export type Registry = Map<string, Store>;
 
@@ -71,11 +75,15 @@ function listOptions(q: Query): ListOptions {
   };
 }
 
-function writeContext(q: Query): WriteContext {
+function writeContext(q: Query, userAgent?: string): WriteContext {
   const dry = q.dryRun;
   const values = Array.isArray(dry) ? dry : dry !== undefined ? [dry] : [];
   for (const v of values) if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
-  return { dryRun: values.length > 0, warnings: [] };
+  const fm = q1(q, 'fieldManager');
+  if (fm !== undefined && (fm.length > 128 || /[^\x20-\x7e]/.test(fm))) {
+    throw failure('Invalid', `fieldManager: Invalid value: "${fm}": must be at most 128 printable characters`);
+  }
+  return { dryRun: values.length > 0, warnings: [], fieldManager: fm || managerFromUserAgent(userAgent) };
 }
 
 export async function handleResource(c: HandlerContext): Promise<unknown> {
@@ -112,14 +120,14 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
     case 'watch':
       return watch(c, store, ns);
     case 'create': {
-      const ctx = writeContext(q);
+      const ctx = writeContext(q, c.req.headers['user-agent']);
       const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
       checkNamespace(obj, ns);
       const created = await store.create(ns, obj, ctx);
       return send(c, 201, created, warnings);
     }
     case 'update': {
-      const ctx = writeContext(q);
+      const ctx = writeContext(q, c.req.headers['user-agent']);
       const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
       checkNamespace(obj, ns);
       checkName(obj, info.name);
@@ -127,12 +135,12 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       return send(c, res.created ? 201 : 200, res.obj, warnings);
     }
     case 'patch': {
-      const ctx = writeContext(q);
+      const ctx = writeContext(q, c.req.headers['user-agent']);
       const res = await patch(c, store, ns, undefined, ctx);
       return send(c, res.created ? 201 : 200, res.obj, ctx.warnings);
     }
     case 'delete': {
-      const ctx = writeContext(q);
+      const ctx = writeContext(q, c.req.headers['user-agent']);
       const opts = deleteOptions(c);
       if (opts.dryRun?.length) ctx.dryRun = true;
       const { obj, deleted } = await store.delete(ns, info.name, opts, ctx);
@@ -142,7 +150,7 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       return send(c, !deleted && opts.orphanDependents === false ? 202 : 200, obj);
     }
     case 'deletecollection': {
-      const ctx = writeContext(q);
+      const ctx = writeContext(q, c.req.headers['user-agent']);
       const opts = deleteOptions(c);
       if (opts.dryRun?.length) ctx.dryRun = true;
       return send(c, 200, await store.deleteCollection(ns, listOptions(q), opts, ctx));
@@ -282,7 +290,7 @@ async function handleSubresource(c: HandlerContext, store: Store, ns: string | u
     case 'status':
     case 'finalize': {
       if (verb === 'get') return send(c, 200, await store.get(ns, info.name));
-      const ctx = writeContext(q);
+      const ctx = writeContext(q, c.req.headers['user-agent']);
       if (verb === 'patch') {
         const res = await patch(c, store, ns, sub, ctx);
         return send(c, 200, res.obj, ctx.warnings);
@@ -312,6 +320,9 @@ async function patch(c: HandlerContext, store: Store, ns: string | undefined, su
   if (!(PATCH_TYPES as readonly string[]).includes(mt)) throw unsupportedMediaType(ct, [...PATCH_TYPES]);
   const patchBody = parseBody(c.req.body as Buffer | undefined, ct);
   const validation = fieldValidationOf(q1(q, 'fieldValidation'));
+  const force = q1(q, 'force');
+  if (mt === APPLY_TYPE) return serverSideApply(c, store, ns, subresource, ctx, patchBody, validation, force === 'true');
+  if (force !== undefined) throw failure('Invalid', 'force: Forbidden: may not be specified for non-apply patch');
   return store.guaranteedUpdate(
     ns,
     c.info.name,
@@ -322,6 +333,38 @@ async function patch(c: HandlerContext, store: Store, ns: string | undefined, su
       return obj;
     },
     { ...(subresource ? { subresource } : {}), ctx },
+  );
+}
+
+/** PATCH with application/apply-patch+yaml: server-side apply, creating the object when missing. */
+async function serverSideApply(c: HandlerContext, store: Store, ns: string | undefined, subresource: string | undefined, ctx: WriteContext, body: unknown, validation: FieldValidation, force: boolean) {
+  const q = c.req.query as Query;
+  if (!q1(q, 'fieldManager')) {
+    throw failure('Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
+      group: 'meta.k8s.io',
+      kind: 'PatchOptions',
+      causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
+    });
+  }
+  const { obj: applied, warnings } = checkObjectBody(c.def, body, validation);
+  ctx.warnings?.push(...warnings);
+  if (!applied.apiVersion || !applied.kind) throw badRequest('Object \'Kind\' is missing in the applied configuration: apiVersion and kind are required');
+  if (applied.metadata?.name !== undefined && applied.metadata.name !== c.info.name) {
+    throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${c.info.name})`);
+  }
+  applied.metadata = { ...(applied.metadata ?? {}), name: c.info.name };
+  delete applied.metadata.managedFields;
+  const precondition = applied.metadata.resourceVersion;
+  delete applied.metadata.resourceVersion;
+  const fctx = store.fieldContext(ctx, subresource);
+  return store.guaranteedUpdate(
+    ns,
+    c.info.name,
+    (cur) => {
+      if (precondition && cur && precondition !== cur.metadata.resourceVersion) throw conflict({ group: c.def.group, resource: c.def.resource }, c.info.name, OPTIMISTIC_LOCK_MESSAGE);
+      return apply(cur ?? undefined, applied, fctx, force);
+    },
+    { ...(subresource ? { subresource } : {}), ctx: { ...ctx, applied: true }, createIfMissing: !subresource },
   );
 }
 
@@ -347,7 +390,7 @@ async function scale(c: HandlerContext, store: Store, ns: string | undefined) {
   const { info, def } = c;
   const q = c.req.query as Query;
   if (info.verb === 'get') return send(c, 200, scaleOf(def, await store.get(ns, info.name)));
-  const ctx = writeContext(q);
+  const ctx = writeContext(q, c.req.headers['user-agent']);
   let patchType: string | undefined;
   let body: unknown;
   const ct = c.req.headers['content-type'] ?? 'application/json';
@@ -434,7 +477,7 @@ async function bindPod(c: HandlerContext, store: Store, ns: string | undefined, 
     if (i >= 0) conds[i] = cond;
     else conds.push(cond);
     return next;
-  }, { subresource: 'binding-internal' });
+  }, { subresource: 'binding-internal', ctx: writeContext(c.req.query as Query, c.req.headers['user-agent']) });
   return send(c, 201, successStatus());
 }
 

@@ -44,10 +44,16 @@ import {
 import { type Cacher, type Filter, type WatchSink, watchEtcd } from '../storage/cacher.js';
 import { type EtcdStorage, type StoredObject, StorageCompacted, StorageConflict, StorageKeyExists, prefixEnd } from '../storage/etcd.js';
 import { admit, type MutatingAdmission } from '../admission/index.js';
+import { trackUpdate, type FieldContext, type ManagedFieldsEntry } from '../fieldmanager/index.js';
+import type { SchemaNode } from '../fieldmanager/fieldset.js';
 import type { Strategy } from './strategy.js';
 
 export interface WriteContext {
   dryRun?: boolean;
+  /** Who writes, for managedFields (the fieldManager parameter or the user agent). */
+  fieldManager?: string;
+  /** Server-side apply: the object already carries its managedFields. */
+  applied?: boolean;
   /** Warnings to return in `Warning` headers. */
   warnings?: string[];
 }
@@ -353,6 +359,7 @@ export class Store {
     this.strategy.defaults?.(obj);
     await admit(this.admission, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun });
     this.validateCreate(obj);
+    if (!ctx.applied) this.setManagedFields(obj, trackUpdate(undefined, obj, this.fieldContext(ctx, undefined)));
     if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
     if (ctx.dryRun) return this.external(obj);
     try {
@@ -387,6 +394,9 @@ export class Store {
       const old = this.external(cur.obj);
       const proposed = this.internal(await tryUpdate(structuredClone(old)));
       const candidate = this.prepareUpdate(proposed, cur.obj, opts.subresource, opts.preconditionRV);
+      if (opts.ctx?.applied) {
+        if (opts.subresource === 'status') candidate.metadata.managedFields = proposed.metadata.managedFields;
+      } else this.setManagedFields(candidate, trackUpdate(cur.obj, candidate, this.fieldContext(opts.ctx, opts.subresource)));
       if (jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
       if (opts.ctx?.dryRun) return { obj: this.external(candidate), created: false };
       const finishing = candidate.metadata.deletionTimestamp && !(candidate.metadata.finalizers?.length) && !this.strategy.blocksDeletion?.(candidate) && !candidate.metadata.deletionGracePeriodSeconds;
@@ -404,6 +414,23 @@ export class Store {
       }
     }
     throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
+  }
+
+  /** What field management needs to know about a write to this resource. */
+  fieldContext(ctx: WriteContext | undefined, subresource: string | undefined): FieldContext {
+    const sub = subresource === 'binding-internal' ? 'binding' : subresource;
+    return {
+      manager: ctx?.fieldManager ?? 'unknown',
+      apiVersion: this.apiVersion,
+      ...(sub ? { subresource: sub } : {}),
+      schema: this.def.schema as SchemaNode,
+      statusSubresource: !!this.strategy.statusSubresource,
+    };
+  }
+
+  private setManagedFields(obj: KubeObject, mf: ManagedFieldsEntry[] | undefined): void {
+    if (mf) obj.metadata.managedFields = mf as never;
+    else delete obj.metadata.managedFields;
   }
 
   /** Applies the strategy's update rules; throws 409/422 as upstream does. */
