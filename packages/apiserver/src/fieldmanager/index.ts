@@ -113,8 +113,16 @@ function finish(entries: Entry[], now: string): ManagedFieldsEntry[] | undefined
 
 /** managedFields after a create or an update by `ctx.manager` (operation Update). */
 export function trackUpdate(old: KubeObject | undefined, next: KubeObject, ctx: FieldContext): ManagedFieldsEntry[] | undefined {
-  const before = collect(tracked(old, ctx), ctx.schema);
   const after = collect(tracked(next, ctx), ctx.schema);
+  if (!old) {
+    // A create: every field is the creator's.
+    if (!after.set.size) return undefined;
+    const entries: Entry[] = [];
+    const mine = entryFor(entries, ctx, 'Update');
+    mine.set = after.set;
+    return finish(entries, rfc3339());
+  }
+  const before = collect(tracked(old, ctx), ctx.schema);
   const changed = new FieldSet();
   for (const p of after.set) {
     const k = pathKey(p);
