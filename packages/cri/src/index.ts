@@ -1,0 +1,3 @@
+export * from './types.js';
+export { GrpcRuntime, serveCri, grpcTarget, type CriServer } from './grpc.js';
+export * from './logs.js';

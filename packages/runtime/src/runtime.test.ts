@@ -1,0 +1,137 @@
+/**
+ * The runtime through CRI over gRPC on a unix socket: images, sandboxes with
+ * pod IPs, processes with exit codes and CRI logs, stop with SIGTERM/SIGKILL,
+ * exec, and the hollow backend.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CriError, GrpcRuntime, parseCriLine, serveCri, type CriServer, type PodSandboxConfig } from '@kubeling/cri';
+import { KubelingRuntime } from './runtime.js';
+import { parseImageRef } from './images.js';
+
+let dir: string;
+let server: CriServer;
+let runtime: KubelingRuntime;
+let cri: GrpcRuntime;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kubeling-rt-'));
+  runtime = new KubelingRuntime({ backend: 'process', root: join(dir, 'root'), podCIDR: '127.3.7.0/24' });
+  server = await serveCri(runtime, `unix://${join(dir, 'rt.sock')}`);
+  cri = new GrpcRuntime(`unix://${join(dir, 'rt.sock')}`);
+});
+after(async () => {
+  cri?.close();
+  await runtime?.shutdown();
+  server?.forceShutdown();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sandboxConfig = (name: string, port?: number): PodSandboxConfig => ({
+  metadata: { name, uid: `uid-${name}`, namespace: 'default', attempt: 0 },
+  hostname: name,
+  log_directory: join(dir, 'logs', name),
+  port_mappings: port ? [{ protocol: 'TCP', container_port: port }] : [],
+  labels: { 'io.kubernetes.pod.name': name },
+});
+
+async function waitExited(id: string) {
+  for (let i = 0; i < 100; i++) {
+    const s = await cri.containerStatus(id);
+    if (s.state === 'CONTAINER_EXITED') return s;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('container did not exit');
+}
+
+test('image references normalize as docker does', () => {
+  assert.equal(parseImageRef('nginx')?.full, 'docker.io/library/nginx:latest');
+  assert.equal(parseImageRef('busybox:1.36')?.full, 'docker.io/library/busybox:1.36');
+  assert.equal(parseImageRef('me/app:v1')?.full, 'docker.io/me/app:v1');
+  assert.equal(parseImageRef('localhost:5000/x/y')?.full, 'localhost:5000/x/y:latest');
+  assert.equal(parseImageRef('registry.k8s.io/pause:3.9')?.repository, 'registry.k8s.io/pause');
+  assert.equal(parseImageRef('Bad Image'), undefined);
+});
+
+test('version and status over gRPC; unknown images fail to pull as a registry would', async () => {
+  const v = await cri.version();
+  assert.equal(v.runtime_name, 'kubeling');
+  assert.equal(v.runtime_api_version, 'v1');
+  assert.deepEqual((await cri.status()).map((c) => [c.type, c.status]), [['RuntimeReady', true], ['NetworkReady', true]]);
+  assert.equal(await cri.imageStatus({ image: 'busybox' }), undefined);
+  const ref = await cri.pullImage({ image: 'busybox' });
+  assert.match(ref, /^sha256:[0-9a-f]{64}$/);
+  assert.deepEqual((await cri.imageStatus({ image: 'docker.io/library/busybox:latest' }))?.repo_tags, ['docker.io/library/busybox:latest']);
+  await assert.rejects(cri.pullImage({ image: 'example.invalid/nope:1' }), (e: CriError) => e.code === 2 && /not found/.test(e.message));
+});
+
+test('a container runs its command with env and POD_IP, logs in CRI format, and reports its exit code', async () => {
+  await cri.pullImage({ image: 'busybox' });
+  const sb = await cri.runPodSandbox(sandboxConfig('job'));
+  const st = await cri.podSandboxStatus(sb);
+  assert.equal(st.state, 'SANDBOX_READY');
+  assert.match(st.network!.ip, /^127\.3\.7\.\d+$/);
+  const id = await cri.createContainer(sb, { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'echo "hello $GREETING from $POD_IP"; echo oops >&2; exit 3'], envs: [{ key: 'GREETING', value: Buffer.from('world') }], log_path: 'main/0.log' }, sandboxConfig('job'));
+  await cri.startContainer(id);
+  const s = await waitExited(id);
+  assert.equal(s.exit_code, 3);
+  assert.equal(s.reason, 'Error');
+  const lines = readFileSync(s.log_path, 'utf8').trim().split('\n').map(parseCriLine);
+  assert.deepEqual(lines.map((l) => [l?.stream, l?.tag, l?.content]).sort(), [['stderr', 'F', 'oops'], ['stdout', 'F', `hello world from ${st.network!.ip}`]]);
+  const ok = await cri.createContainer(sb, { metadata: { name: 'ok', attempt: 0 }, image: { image: 'busybox' }, command: ['true'] }, sandboxConfig('job'));
+  await cri.startContainer(ok);
+  assert.deepEqual([(await waitExited(ok)).exit_code, (await cri.containerStatus(ok)).reason], [0, 'Completed']);
+  const missing = await cri.createContainer(sb, { metadata: { name: 'missing', attempt: 0 }, image: { image: 'busybox' }, command: ['no-such-binary-here'] }, sandboxConfig('job'));
+  await assert.rejects(cri.startContainer(missing), /executable file not found/);
+  assert.equal((await cri.containerStatus(missing)).reason, 'StartError');
+  await cri.removePodSandbox(sb);
+  assert.equal((await cri.listContainers({ pod_sandbox_id: sb })).length, 0);
+});
+
+test('the nginx image serves on the pod IP; stop sends SIGTERM then SIGKILL (143 when not caught)', async () => {
+  await cri.pullImage({ image: 'nginx:1.27' });
+  await cri.pullImage({ image: 'busybox' });
+  const cfg = sandboxConfig('web', 8080);
+  const sb = await cri.runPodSandbox(cfg);
+  const ip = (await cri.podSandboxStatus(sb)).network!.ip;
+  const web = await cri.createContainer(sb, { metadata: { name: 'nginx', attempt: 0 }, image: { image: 'nginx:1.27' }, log_path: 'nginx/0.log' }, cfg);
+  await cri.startContainer(web);
+  let body = '';
+  for (let i = 0; i < 100 && !body; i++) {
+    body = await fetch(`http://${ip}:8080/`).then((r) => r.text(), () => '');
+    if (!body) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.match(body, /Welcome to nginx!/);
+  const sleeper = await cri.createContainer(sb, { metadata: { name: 'sleeper', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '30'] }, cfg);
+  await cri.startContainer(sleeper);
+  const exec = await cri.execSync(sleeper, ['sh', '-c', 'echo $HOSTNAME; exit 4'], 5);
+  assert.deepEqual([exec.stdout.toString().trim(), exec.exit_code], ['web', 4]);
+  const t0 = Date.now();
+  await cri.stopContainer(sleeper, 5);
+  assert.equal((await cri.containerStatus(sleeper)).exit_code, 143);
+  assert.ok(Date.now() - t0 < 4000, 'sleep dies on SIGTERM at once');
+  await cri.stopContainer(web, 5);
+  assert.equal((await cri.containerStatus(web)).exit_code, 0, 'nginx exits cleanly on SIGTERM');
+  const trap = await cri.createContainer(sb, { metadata: { name: 'trap', attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done'] }, cfg);
+  await cri.startContainer(trap);
+  await new Promise((r) => setTimeout(r, 200));
+  const t1 = Date.now();
+  await cri.stopContainer(trap, 1);
+  assert.equal((await cri.containerStatus(trap)).exit_code, 137, 'SIGKILL after the timeout');
+  assert.ok(Date.now() - t1 >= 900);
+  await cri.removePodSandbox(sb);
+});
+
+test('the hollow backend runs nothing and reports Running at once', async () => {
+  const hollow = new KubelingRuntime({ backend: 'hollow', root: join(dir, 'hollow'), podCIDR: '127.3.8.0/24' });
+  await hollow.pullImage({ image: 'nginx' });
+  const sb = await hollow.runPodSandbox(sandboxConfig('h'));
+  const id = await hollow.createContainer(sb, { metadata: { name: 'c', attempt: 0 }, image: { image: 'nginx' }, command: ['definitely-not-a-binary'] }, sandboxConfig('h'));
+  await hollow.startContainer(id);
+  assert.equal((await hollow.containerStatus(id)).state, 'CONTAINER_RUNNING');
+  await hollow.stopContainer(id, 30);
+  assert.equal((await hollow.containerStatus(id)).state, 'CONTAINER_EXITED');
+});
