@@ -4,6 +4,7 @@
  * are decoded here so that every failure is a Status (see codec.ts); objects are
  * validated by the store's strategy, never by route schemas.
  */
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ResourceDef } from '@kubeling/api';
 import {
@@ -306,8 +307,7 @@ async function handleSubresource(c: HandlerContext, store: Store, ns: string | u
     case 'binding':
       return binding(c, store, ns);
     case 'log':
-      await store.get(ns, info.name);
-      throw serviceUnavailable(`no kubelet is serving logs for pod "${info.name}" yet`);
+      return podLogs(c, store, ns);
     default:
       throw failure('MethodNotAllowed', `the server does not allow this method on the requested resource (${info.verb} ${def.resource}/${sub})`);
   }
@@ -366,6 +366,57 @@ async function serverSideApply(c: HandlerContext, store: Store, ns: string | und
     },
     { ...(subresource ? { subresource } : {}), ctx: { ...ctx, applied: true }, createIfMissing: !subresource },
   );
+}
+
+const LOG_PARAMS = ['follow', 'previous', 'timestamps', 'tailLines', 'sinceSeconds', 'sinceTime', 'limitBytes'];
+
+/** GET pods/<name>/log: streamed from the kubelet of the pod's node (its /containerLogs endpoint). */
+async function podLogs(c: HandlerContext, store: Store, ns: string | undefined) {
+  const q = c.req.query as Query;
+  const pod = await store.get(ns, c.info.name);
+  const spec = (pod.spec ?? {}) as { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[] };
+  const names = (spec.containers ?? []).map((x) => x.name);
+  const inits = (spec.initContainers ?? []).map((x) => x.name);
+  let container = q1(q, 'container');
+  if (!container) {
+    if (names.length === 1) container = names[0]!;
+    else throw badRequest(`a container name must be specified for pod ${c.info.name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`);
+  }
+  if (!names.includes(container) && !inits.includes(container)) throw badRequest(`container ${container} is not valid for pod ${c.info.name}`);
+  for (const k of ['tailLines', 'sinceSeconds', 'limitBytes']) {
+    const v = q1(q, k);
+    if (v !== undefined && !/^\d+$/.test(v)) throw failure('Invalid', `PodLogOptions "" is invalid: ${k}: Invalid value: "${v}": must be a non-negative integer`);
+  }
+  if (!spec.nodeName) throw badRequest(`pod ${c.info.name} does not have a host assigned`);
+  const nodes = c.registry.get('/v1/nodes')!;
+  const node = await nodes.get(undefined, spec.nodeName).catch(() => undefined);
+  const st = (node?.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+  const ip = st.addresses?.find((a) => a.type === 'InternalIP')?.address;
+  const port = st.daemonEndpoints?.kubeletEndpoint?.Port;
+  if (!ip || !port) throw serviceUnavailable(`no kubelet endpoint is known for node "${spec.nodeName}"`);
+  const params = new URLSearchParams();
+  for (const k of LOG_PARAMS) {
+    const v = q1(q, k);
+    if (v !== undefined) params.set(k, v);
+  }
+  const host = ip.includes(':') ? `[${ip}]` : ip;
+  const ctl = new AbortController();
+  c.req.raw.on('close', () => ctl.abort());
+  let res: Response;
+  try {
+    res = await fetch(`http://${host}:${port}/containerLogs/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`, { signal: ctl.signal });
+  } catch (e) {
+    throw serviceUnavailable(`the kubelet of node "${spec.nodeName}" could not be reached: ${(e as Error).message}`);
+  }
+  if (!res.ok) {
+    const body = (await res.json().catch(() => undefined)) as { message?: string; reason?: string } | undefined;
+    const msg = body?.message ?? `the kubelet answered ${res.status}`;
+    if (res.status === 404) throw failure('NotFound', msg);
+    if (res.status === 400) throw badRequest(msg);
+    throw serviceUnavailable(msg);
+  }
+  c.reply.code(200).type('text/plain');
+  return c.reply.send(res.body ? Readable.fromWeb(res.body as never) : '');
 }
 
 function scaleOf(def: ResourceDef, obj: KubeObject) {

@@ -1,0 +1,2 @@
+export { Kubelet, type KubeletOptions } from './kubelet.js';
+export { criToLines } from './server.js';

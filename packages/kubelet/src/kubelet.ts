@@ -1,0 +1,168 @@
+/**
+ * The kubelet: registers its Node, keeps the Lease and status fresh, watches
+ * only its pods (`spec.nodeName=<node>`), runs a worker per pod, and relists
+ * the runtime every second (a polling PLEG) so container exits reach the pods'
+ * workers. It talks to the runtime only through CRI — over gRPC, or in-process
+ * for the hollow runtime.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeObject } from '@kubeling/api';
+import { EventRecorder, Informer, RestClient, type ClientConfig } from '@kubeling/client';
+import { GrpcRuntime, type CriRuntime } from '@kubeling/cri';
+import { KubelingRuntime } from '@kubeling/runtime';
+import type { Logger } from 'pino';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { defaultCapacity, NodeManager } from './node.js';
+import { LABEL_POD_UID, PodManager } from './pods.js';
+import type { Obj } from './podutil.js';
+import { KubeletServer } from './server.js';
+
+export interface KubeletOptions {
+  config: ClientConfig;
+  nodeName: string;
+  nodeIP?: string;
+  /** `unix:///path` of a CRI server, or 'hollow' for the in-process runtime without processes. */
+  runtimeEndpoint: string;
+  /** Pod CIDR for the in-process hollow runtime. */
+  podCIDR?: string;
+  rootDir: string;
+  maxPods?: number;
+  labels?: Record<string, string>;
+  taints?: Obj[];
+  capacity?: Record<string, string>;
+  address?: string;
+  port?: number;
+  qps?: number;
+  burst?: number;
+  log: Logger;
+  /** Test knobs: lease renew and status intervals, crash back-off. */
+  leaseRenewMs?: number;
+  statusUpdateMs?: number;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  plegPeriodMs?: number;
+}
+
+export class Kubelet {
+  readonly client: RestClient;
+  readonly runtime: CriRuntime;
+  readonly metrics = new Registry();
+  readonly node: NodeManager;
+  readonly pods: PodManager;
+  private readonly server: KubeletServer;
+  private informer: Informer | undefined;
+  private plegTimer: NodeJS.Timeout | undefined;
+  private housekeepingTimer: NodeJS.Timeout | undefined;
+  private lastStates = new Map<string, string>();
+  private stopped = false;
+  port = 0;
+
+  constructor(private readonly o: KubeletOptions) {
+    this.client = new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: `kubelet/v1.32.0 (kubeling) ${o.nodeName}` });
+    this.runtime = o.runtimeEndpoint === 'hollow' ? new KubelingRuntime({ backend: 'hollow', root: join(o.rootDir, 'runtime'), podCIDR: o.podCIDR ?? '127.4.0.0/16' }) : new GrpcRuntime(o.runtimeEndpoint);
+    const nodeIP = o.nodeIP ?? '127.0.0.1';
+    mkdirSync(o.rootDir, { recursive: true });
+    this.node = new NodeManager({
+      nodeName: o.nodeName,
+      nodeIP,
+      labels: o.labels ?? {},
+      taints: o.taints ?? [],
+      capacity: o.capacity ?? defaultCapacity(o.maxPods ?? 110),
+      kubeletPort: () => this.port,
+      client: this.client,
+      runtime: this.runtime,
+      log: o.log,
+      ...(o.leaseRenewMs ? { renewIntervalMs: o.leaseRenewMs } : {}),
+      ...(o.statusUpdateMs ? { statusUpdateMs: o.statusUpdateMs } : {}),
+    });
+    const recorder = new EventRecorder(new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: `kubelet/v1.32.0 (kubeling) ${o.nodeName}` }), { component: 'kubelet', host: o.nodeName });
+    this.pods = new PodManager({
+      nodeName: o.nodeName,
+      nodeIP,
+      rootDir: o.rootDir,
+      client: this.client,
+      runtime: this.runtime,
+      recorder,
+      log: o.log,
+      allocatable: () => this.node.allocatable(),
+      nodeLabels: () => this.node.labels(),
+      ...(o.backoffInitialMs ? { backoffInitialMs: o.backoffInitialMs } : {}),
+      ...(o.backoffMaxMs ? { backoffMaxMs: o.backoffMaxMs } : {}),
+    });
+    collectDefaultMetrics({ register: this.metrics });
+    const self = this;
+    new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [this.metrics], collect() { this.set(self.pods.podCount); } });
+    this.plegRelist = new Counter({ name: 'kubelet_pleg_relist_total', help: 'Relists of the runtime by the pod lifecycle event generator.', registers: [this.metrics] });
+    this.server = new KubeletServer({ pods: this.pods, runtime: this.runtime, metrics: this.metrics, address: o.address ?? '127.0.0.1', port: o.port ?? 10250 });
+  }
+
+  private readonly plegRelist: Counter;
+
+  async start(): Promise<void> {
+    await this.pods.init();
+    this.port = await this.server.start();
+    // The pause image is there before any pod needs it.
+    await this.runtime.pullImage({ image: 'registry.k8s.io/pause:3.10' }).catch(() => undefined);
+    await this.node.register();
+    this.node.start();
+    this.informer = new Informer(this.client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.o.nodeName}` }, { onError: (e) => this.o.log.debug({ err: String(e) }, 'pod watch error') });
+    this.informer.addEventHandler({
+      add: (p) => this.pods.upsert(p),
+      update: (_o, p) => this.pods.upsert(p),
+      delete: (p) => this.pods.remove(p as KubeObject),
+    });
+    this.informer.start();
+    await this.informer.synced();
+    this.startPleg();
+    this.o.log.info({ node: this.o.nodeName, port: this.port }, 'kubelet started');
+  }
+
+  private startPleg(): void {
+    const period = this.o.plegPeriodMs ?? 1000;
+    const tick = async () => {
+      this.plegRelist.inc();
+      const next = new Map<string, string>();
+      const changed = new Set<string>();
+      for (const c of await this.runtime.listContainers()) {
+        const uid = c.labels?.[LABEL_POD_UID];
+        if (!uid) continue;
+        next.set(c.id, `${uid}|${c.state}`);
+        if (this.lastStates.get(c.id) !== `${uid}|${c.state}`) changed.add(uid);
+      }
+      for (const [id, v] of this.lastStates) if (!next.has(id)) changed.add(v.split('|')[0]!);
+      for (const sb of await this.runtime.listPodSandbox()) {
+        const uid = sb.labels?.[LABEL_POD_UID];
+        const key = `sandbox:${sb.id}`;
+        if (!uid) continue;
+        next.set(key, `${uid}|${sb.state}`);
+        if (this.lastStates.get(key) !== `${uid}|${sb.state}`) changed.add(uid);
+      }
+      this.lastStates = next;
+      for (const uid of changed) this.pods.trigger(uid);
+    };
+    const loop = () => {
+      void tick()
+        .catch((e) => this.o.log.warn({ err: (e as Error).message }, 'runtime relist failed'))
+        .finally(() => {
+          if (!this.stopped) this.plegTimer = setTimeout(loop, period);
+        });
+    };
+    loop();
+    this.housekeepingTimer = setInterval(() => void this.pods.housekeeping().catch(() => undefined), 5000);
+    this.housekeepingTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.plegTimer) clearTimeout(this.plegTimer);
+    if (this.housekeepingTimer) clearInterval(this.housekeepingTimer);
+    this.informer?.stop();
+    this.node.stop();
+    this.pods.close();
+    await this.server.stop();
+    this.client.close();
+    this.runtime.close?.();
+    if (this.runtime instanceof KubelingRuntime) await this.runtime.shutdown();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * kubeling-kubelet.
+ *
+ *   --node-name=NAME            (default: the hostname)
+ *   --kubeconfig=PATH | --master=URL
+ *   --container-runtime-endpoint=unix:///path/runtime.sock
+ *   --runtime=remote|hollow     hollow: an in-process runtime without processes
+ *   --root-dir=DIR              pod directories, logs (default .kubeling/kubelet/<node>)
+ *   --max-pods=110 --node-labels=k=v,... --register-with-taints=k=v:NoSchedule,...
+ *   --node-ip=127.0.0.1 --address=127.0.0.1 --port=10250
+ *   --capacity=cpu=4,memory=8Gi  (overrides what the machine reports)
+ *   --pod-cidr=127.4.0.0/16      (hollow runtime's pod IPs)
+ */
+import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadKubeConfig, resolveClientConfig } from '@kubeling/client';
+import { Kubelet } from './kubelet.js';
+import { NodeManager } from './node.js';
+
+function pairs(v: string | undefined, what: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of (v ?? '').split(',').filter(Boolean)) {
+    const i = p.indexOf('=');
+    if (i <= 0) throw new Error(`${what}: expected key=value, got "${p}"`);
+    out[p.slice(0, i)] = p.slice(i + 1);
+  }
+  return out;
+}
+
+function taints(v: string | undefined): { key: string; value?: string; effect: string }[] {
+  return (v ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((t) => {
+      const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(t);
+      if (!m) throw new Error(`--register-with-taints: invalid taint "${t}" (want key[=value]:Effect)`);
+      return { key: m[1]!, ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3]! };
+    });
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      'node-name': { type: 'string' },
+      kubeconfig: { type: 'string' },
+      master: { type: 'string' },
+      'container-runtime-endpoint': { type: 'string', default: 'unix:///run/kubeling/runtime.sock' },
+      runtime: { type: 'string', default: 'remote' },
+      'root-dir': { type: 'string' },
+      'max-pods': { type: 'string', default: '110' },
+      'node-labels': { type: 'string' },
+      'register-with-taints': { type: 'string' },
+      'node-ip': { type: 'string', default: '127.0.0.1' },
+      address: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '10250' },
+      capacity: { type: 'string' },
+      'pod-cidr': { type: 'string' },
+      'kube-api-qps': { type: 'string', default: '50' },
+      'kube-api-burst': { type: 'string', default: '100' },
+      'log-level': { type: 'string', default: 'info' },
+    },
+    strict: true,
+  });
+  const nodeName = values['node-name'] ?? NodeManager.defaultName();
+  const log = pino({ level: values['log-level'], base: { component: 'kubelet', node: nodeName } });
+  if (values.runtime !== 'remote' && values.runtime !== 'hollow') throw new Error('--runtime must be remote or hollow');
+  const kc = loadKubeConfig({ explicitPath: values.kubeconfig });
+  const config = resolveClientConfig(kc, { server: values.master });
+  const capacity = values.capacity ? { cpu: '4', memory: '8Gi', 'ephemeral-storage': '100Gi', ...pairs(values.capacity, '--capacity'), pods: values['max-pods']! } : undefined;
+  const kubelet = new Kubelet({
+    config,
+    nodeName,
+    nodeIP: values['node-ip']!,
+    runtimeEndpoint: values.runtime === 'hollow' ? 'hollow' : values['container-runtime-endpoint']!,
+    ...(values['pod-cidr'] ? { podCIDR: values['pod-cidr'] } : {}),
+    rootDir: values['root-dir'] ?? join('.kubeling', 'kubelet', nodeName),
+    maxPods: Number(values['max-pods']),
+    labels: pairs(values['node-labels'], '--node-labels'),
+    taints: taints(values['register-with-taints']),
+    ...(capacity ? { capacity } : {}),
+    address: values.address!,
+    port: Number(values.port),
+    qps: Number(values['kube-api-qps']),
+    burst: Number(values['kube-api-burst']),
+    log,
+  });
+  await kubelet.start();
+  const stop = async () => {
+    const t = setTimeout(() => process.exit(1), 10_000);
+    t.unref();
+    await kubelet.stop().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+}
+
+main().catch((e) => {
+  process.stderr.write(`kubelet: ${(e as Error).message}\n`);
+  process.exit(1);
+});

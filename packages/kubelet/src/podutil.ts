@@ -1,0 +1,168 @@
+/**
+ * What the kubelet derives from a pod spec (kubernetes pkg/kubelet/kubelet_pods.go,
+ * kuberuntime): environment variables with `$(VAR)` expansion, the
+ * downward-API field values, resource field values, QoS class, and the
+ * image-pull decision.
+ */
+import type { KubeObject } from '@kubeling/api';
+import { milliValue, intValue } from '@kubeling/apimachinery';
+
+export type Obj = Record<string, any>;
+
+export class ConfigError extends Error {}
+
+/** A field the downward API exposes (fieldRef.fieldPath). */
+export function podFieldValue(pod: KubeObject, path: string, hostIP: string, podIP: string): string {
+  const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
+  if (m) return ((pod.metadata as Obj)[m[1]!] ?? {})[m[2]!] ?? '';
+  switch (path) {
+    case 'metadata.name':
+      return pod.metadata.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata.namespace ?? '';
+    case 'metadata.uid':
+      return pod.metadata.uid ?? '';
+    case 'spec.nodeName':
+      return (pod.spec as Obj).nodeName ?? '';
+    case 'spec.serviceAccountName':
+      return (pod.spec as Obj).serviceAccountName ?? '';
+    case 'status.hostIP':
+    case 'status.hostIPs':
+      return hostIP;
+    case 'status.podIP':
+    case 'status.podIPs':
+      return podIP;
+    case 'metadata.labels':
+    case 'metadata.annotations': {
+      const map = ((pod.metadata as Obj)[path.slice('metadata.'.length)] ?? {}) as Record<string, string>;
+      return Object.keys(map)
+        .sort()
+        .map((k) => `${k}="${map[k]}"`)
+        .join('\n');
+    }
+    default:
+      throw new ConfigError(`unsupported fieldPath: ${path}`);
+  }
+}
+
+/** resourceFieldRef: limits/requests of a container, divided by `divisor`, rounded up. */
+export function resourceFieldValue(container: Obj, ref: Obj, nodeAllocatable: Record<string, number>): string {
+  const [kind, name] = String(ref.resource ?? '').split('.') as [string, string];
+  const res = container.resources ?? {};
+  let raw: string | number | undefined = kind === 'limits' ? res.limits?.[name] : kind === 'requests' ? res.requests?.[name] : undefined;
+  if (raw === undefined && kind === 'limits') {
+    // An unset limit reads as the node's allocatable.
+    const v = nodeAllocatable[name];
+    if (v !== undefined) raw = name === 'cpu' ? `${v}m` : v;
+  }
+  if (raw === undefined) raw = 0;
+  const divisor = ref.divisor ?? (name === 'cpu' ? '1' : '1');
+  if (name === 'cpu') return String(Math.ceil(milliValue(raw) / milliValue(divisor)));
+  return String(Math.ceil(intValue(raw) / intValue(divisor)));
+}
+
+/** `$(VAR)` expansion as Kubernetes does it: `$$` escapes, unknown references stay as written. */
+export function expand(s: string, vars: Record<string, string>): string {
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '$' && s[i + 1] === '$') {
+      out += '$';
+      i++;
+    } else if (c === '$' && s[i + 1] === '(') {
+      const end = s.indexOf(')', i + 2);
+      if (end < 0) {
+        out += s.slice(i);
+        break;
+      }
+      const name = s.slice(i + 2, end);
+      out += Object.hasOwn(vars, name) ? vars[name] : `$(${name})`;
+      i = end;
+    } else out += c;
+  }
+  return out;
+}
+
+export interface EnvSources {
+  configMap(namespace: string, name: string): Promise<Obj | undefined>;
+  secret(namespace: string, name: string): Promise<Obj | undefined>;
+}
+
+/** makeEnvironmentVariables: envFrom first, then env in order, each able to refer to the ones before. */
+export async function containerEnv(pod: KubeObject, container: Obj, src: EnvSources, hostIP: string, podIP: string, allocatable: Record<string, number>): Promise<Record<string, string>> {
+  const ns = pod.metadata.namespace!;
+  const env: Record<string, string> = {};
+  for (const from of (container.envFrom ?? []) as Obj[]) {
+    const prefix = from.prefix ?? '';
+    if (from.configMapRef) {
+      const cm = await src.configMap(ns, from.configMapRef.name);
+      if (!cm) {
+        if (from.configMapRef.optional) continue;
+        throw new ConfigError(`configmap "${from.configMapRef.name}" not found`);
+      }
+      for (const [k, v] of Object.entries(cm.data ?? {})) env[prefix + k] = String(v);
+    } else if (from.secretRef) {
+      const s = await src.secret(ns, from.secretRef.name);
+      if (!s) {
+        if (from.secretRef.optional) continue;
+        throw new ConfigError(`secret "${from.secretRef.name}" not found`);
+      }
+      for (const [k, v] of Object.entries(s.data ?? {})) env[prefix + k] = Buffer.from(String(v), 'base64').toString('utf8');
+    }
+  }
+  for (const e of (container.env ?? []) as Obj[]) {
+    if (e.valueFrom) {
+      const vf = e.valueFrom;
+      if (vf.configMapKeyRef) {
+        const cm = await src.configMap(ns, vf.configMapKeyRef.name);
+        const v = cm?.data?.[vf.configMapKeyRef.key];
+        if (v === undefined) {
+          if (vf.configMapKeyRef.optional) continue;
+          throw new ConfigError(cm ? `couldn't find key ${vf.configMapKeyRef.key} in ConfigMap ${ns}/${vf.configMapKeyRef.name}` : `configmap "${vf.configMapKeyRef.name}" not found`);
+        }
+        env[e.name] = String(v);
+      } else if (vf.secretKeyRef) {
+        const s = await src.secret(ns, vf.secretKeyRef.name);
+        const v = s?.data?.[vf.secretKeyRef.key];
+        if (v === undefined) {
+          if (vf.secretKeyRef.optional) continue;
+          throw new ConfigError(s ? `couldn't find key ${vf.secretKeyRef.key} in Secret ${ns}/${vf.secretKeyRef.name}` : `secret "${vf.secretKeyRef.name}" not found`);
+        }
+        env[e.name] = Buffer.from(String(v), 'base64').toString('utf8');
+      } else if (vf.fieldRef) {
+        env[e.name] = podFieldValue(pod, vf.fieldRef.fieldPath, hostIP, podIP);
+      } else if (vf.resourceFieldRef) {
+        const target = vf.resourceFieldRef.containerName ? ((pod.spec as Obj).containers as Obj[]).find((c) => c.name === vf.resourceFieldRef.containerName) ?? container : container;
+        env[e.name] = resourceFieldValue(target, vf.resourceFieldRef, allocatable);
+      }
+    } else env[e.name] = expand(String(e.value ?? ''), env);
+  }
+  return env;
+}
+
+/** The pod's QoS class (Guaranteed, Burstable, BestEffort). */
+export function qosClass(spec: Obj): string {
+  const all = [...(spec.containers ?? []), ...(spec.initContainers ?? [])] as Obj[];
+  let anySet = false;
+  let guaranteed = true;
+  for (const c of all) {
+    const req = c.resources?.requests ?? {};
+    const lim = c.resources?.limits ?? {};
+    if (Object.keys(req).length || Object.keys(lim).length) anySet = true;
+    for (const r of ['cpu', 'memory']) {
+      const l = lim[r];
+      const q = req[r] ?? l;
+      if (l === undefined || q === undefined || String(q) !== String(l)) guaranteed = false;
+    }
+  }
+  if (!anySet) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+/** Whether to pull: Always pulls, IfNotPresent when absent, Never never. Default: Always for :latest or no tag. */
+export function pullPolicy(container: Obj): string {
+  if (container.imagePullPolicy) return container.imagePullPolicy;
+  const image = String(container.image ?? '');
+  const tagged = /:[\w][\w.-]*$/.test(image.split('/').pop() ?? '') && !image.endsWith(':latest');
+  return tagged || image.includes('@') ? 'IfNotPresent' : 'Always';
+}

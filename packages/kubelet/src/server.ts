@@ -1,0 +1,175 @@
+/**
+ * The kubelet's HTTP server (kubernetes pkg/kubelet/server): /healthz, /pods,
+ * /metrics, and /containerLogs/<namespace>/<pod>/<container> with follow,
+ * tailLines, sinceSeconds, limitBytes, previous and timestamps — the endpoint
+ * behind the apiserver's pods/log. Errors are Status objects like upstream's.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { open, stat } from 'node:fs/promises';
+import type { KubeObject } from '@kubeling/api';
+import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/cri';
+import type { Registry } from 'prom-client';
+import { LABEL_CONTAINER_NAME, LABEL_POD_UID, type PodManager } from './pods.js';
+
+export interface KubeletServerOptions {
+  pods: PodManager;
+  runtime: CriRuntime;
+  metrics: Registry;
+  address: string;
+  port: number;
+}
+
+function status(res: ServerResponse, code: number, reason: string, message: string): void {
+  res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
+}
+
+/** Reads a CRI log file into plain output lines (partial lines joined). */
+export function criToLines(text: string, timestamps: boolean, sinceMs?: number): string[] {
+  const out: string[] = [];
+  let partial = '';
+  let partialTime = '';
+  for (const raw of text.split('\n')) {
+    if (!raw) continue;
+    const l = parseCriLine(raw);
+    if (!l) continue;
+    if (sinceMs !== undefined && Date.parse(l.time) < sinceMs) continue;
+    if (l.tag === 'P') {
+      if (!partial) partialTime = l.time;
+      partial += l.content;
+      continue;
+    }
+    const content = partial + l.content;
+    const time = partial ? partialTime : l.time;
+    partial = '';
+    out.push(timestamps ? `${time} ${content}` : content);
+  }
+  return out;
+}
+
+export class KubeletServer {
+  private server: Server | undefined;
+
+  constructor(private readonly o: KubeletServerOptions) {}
+
+  start(): Promise<number> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((e) => {
+        if (!res.headersSent) status(res, 500, 'InternalError', (e as Error).message);
+        else res.end();
+      });
+    });
+    return new Promise((resolve) =>
+      this.server!.listen(this.o.port, this.o.address, () => {
+        const a = this.server!.address();
+        resolve(typeof a === 'object' && a ? a.port : this.o.port);
+      }),
+    );
+  }
+
+  stop(): Promise<void> {
+    return new Promise((r) => {
+      this.server?.closeAllConnections();
+      this.server ? this.server.close(() => r()) : r();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://kubelet');
+    if (url.pathname === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    if (url.pathname === '/metrics') {
+      res.writeHead(200, { 'content-type': this.o.metrics.contentType }).end(await this.o.metrics.metrics());
+      return;
+    }
+    if (url.pathname === '/pods' || url.pathname === '/pods/') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: this.o.pods.allPods() }));
+      return;
+    }
+    const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+    if (m) return this.logs(req, res, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), decodeURIComponent(m[3]!), url.searchParams);
+    status(res, 404, 'NotFound', 'the server could not find the requested resource');
+  }
+
+  private async containerInstances(pod: KubeObject, name: string): Promise<ContainerStatus[]> {
+    const list = await this.o.runtime.listContainers({ label_selector: { [LABEL_POD_UID]: pod.metadata.uid!, [LABEL_CONTAINER_NAME]: name } });
+    const out: ContainerStatus[] = [];
+    for (const c of list) {
+      const s = await this.o.runtime.containerStatus(c.id).catch(() => undefined);
+      if (s) out.push(s);
+    }
+    return out.sort((a, b) => b.metadata.attempt - a.metadata.attempt);
+  }
+
+  private async logs(req: IncomingMessage, res: ServerResponse, ns: string, podName: string, container: string, q: URLSearchParams): Promise<void> {
+    const pod = this.o.pods.podByName(ns, podName);
+    if (!pod) return status(res, 404, 'NotFound', `pods "${podName}" not found`);
+    const spec = pod.spec as { containers?: { name: string }[]; initContainers?: { name: string }[] };
+    const known = [...(spec.containers ?? []), ...(spec.initContainers ?? [])].map((c) => c.name);
+    if (!known.includes(container)) return status(res, 400, 'BadRequest', `container ${container} is not valid for pod ${podName}`);
+    const previous = q.get('previous') === 'true';
+    const instances = await this.containerInstances(pod, container);
+    const inst = previous ? instances[1] : instances[0];
+    if (!inst) {
+      if (previous) return status(res, 400, 'BadRequest', `previous terminated container "${container}" in pod "${podName}" not found`);
+      return status(res, 400, 'BadRequest', `container "${container}" in pod "${podName}" is waiting to start: ContainerCreating`);
+    }
+    const timestamps = q.get('timestamps') === 'true';
+    const tail = q.has('tailLines') ? Number(q.get('tailLines')) : undefined;
+    const since = q.has('sinceSeconds') ? Date.now() - Number(q.get('sinceSeconds')) * 1000 : q.has('sinceTime') ? Date.parse(q.get('sinceTime')!) : undefined;
+    const limit = q.has('limitBytes') ? Number(q.get('limitBytes')) : undefined;
+    const follow = q.get('follow') === 'true' && !previous;
+    res.writeHead(200, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' });
+    let sent = 0;
+    const write = (lines: string[]) => {
+      for (const l of lines) {
+        let chunk = `${l}\n`;
+        if (limit !== undefined) {
+          if (sent >= limit) return false;
+          if (sent + chunk.length > limit) chunk = chunk.slice(0, limit - sent);
+        }
+        sent += chunk.length;
+        res.write(chunk);
+      }
+      return true;
+    };
+    let offset = 0;
+    const readNew = async (): Promise<string> => {
+      const st = await stat(inst.log_path).catch(() => undefined);
+      if (!st || st.size <= offset) return '';
+      const fh = await open(inst.log_path, 'r');
+      try {
+        const buf = Buffer.alloc(st.size - offset);
+        await fh.read(buf, 0, buf.length, offset);
+        // Only whole lines; the rest waits for the next read.
+        const text = buf.toString('utf8');
+        const end = text.lastIndexOf('\n');
+        if (end < 0) return '';
+        offset += Buffer.byteLength(text.slice(0, end + 1));
+        return text.slice(0, end + 1);
+      } finally {
+        await fh.close();
+      }
+    };
+    let lines = criToLines(await readNew(), timestamps, since);
+    if (tail !== undefined && tail >= 0) lines = lines.slice(Math.max(0, lines.length - tail));
+    if (!write(lines) || !follow) {
+      res.end();
+      return;
+    }
+    let closed = false;
+    req.on('close', () => (closed = true));
+    while (!closed) {
+      await new Promise((r) => setTimeout(r, 200));
+      const more = criToLines(await readNew(), timestamps);
+      if (!write(more)) break;
+      const cur = await this.o.runtime.containerStatus(inst.id).catch(() => undefined);
+      if (!cur || cur.state === 'CONTAINER_EXITED') {
+        write(criToLines(await readNew(), timestamps));
+        break;
+      }
+    }
+    res.end();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Pod volumes (kubernetes pkg/volume): directories under the pod's directory —
+ * emptyDir, configMap and secret (a file per key, or the listed items),
+ * downwardAPI, projected (configMap, secret, downwardAPI sources), hostPath —
+ * and each container's mounts onto them (subPath included).
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import type { KubeObject } from '@kubeling/api';
+import { ConfigError, podFieldValue, type EnvSources, type Obj } from './podutil.js';
+import type { Mount } from '@kubeling/cri';
+
+function writeFiles(dir: string, files: Record<string, Buffer>, mode?: number): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [rel, data] of Object.entries(files)) {
+    const p = normalize(join(dir, rel));
+    if (!p.startsWith(dir)) throw new ConfigError(`invalid path ${rel}`);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, data, mode !== undefined ? { mode } : {});
+  }
+}
+
+function keyed(data: Record<string, Buffer>, items: Obj[] | undefined, what: string): Record<string, Buffer> {
+  if (!items?.length) return data;
+  const out: Record<string, Buffer> = {};
+  for (const it of items) {
+    if (!(it.key in data)) throw new ConfigError(`configmap references non-existent config key: ${it.key}`.replace('configmap', what));
+    out[it.path ?? it.key] = data[it.key]!;
+  }
+  return out;
+}
+
+async function configMapFiles(src: EnvSources, ns: string, v: Obj): Promise<Record<string, Buffer> | undefined> {
+  const cm = await src.configMap(ns, v.name);
+  if (!cm) {
+    if (v.optional) return {};
+    throw new ConfigError(`configmap "${v.name}" not found`);
+  }
+  const data: Record<string, Buffer> = {};
+  for (const [k, val] of Object.entries(cm.data ?? {})) data[k] = Buffer.from(String(val));
+  for (const [k, val] of Object.entries(cm.binaryData ?? {})) data[k] = Buffer.from(String(val), 'base64');
+  return keyed(data, v.items, 'configmap');
+}
+
+async function secretFiles(src: EnvSources, ns: string, v: Obj): Promise<Record<string, Buffer> | undefined> {
+  const name = v.secretName ?? v.name;
+  const s = await src.secret(ns, name);
+  if (!s) {
+    if (v.optional) return {};
+    throw new ConfigError(`secret "${name}" not found`);
+  }
+  const data: Record<string, Buffer> = {};
+  for (const [k, val] of Object.entries(s.data ?? {})) data[k] = Buffer.from(String(val), 'base64');
+  return keyed(data, v.items, 'secret');
+}
+
+function downwardFiles(pod: KubeObject, items: Obj[], hostIP: string, podIP: string): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const it of items ?? []) {
+    if (it.fieldRef) out[it.path] = Buffer.from(podFieldValue(pod, it.fieldRef.fieldPath, hostIP, podIP));
+  }
+  return out;
+}
+
+/** Makes every volume's directory; returns volume name → host path. */
+export async function prepareVolumes(pod: KubeObject, podDir: string, src: EnvSources, hostIP: string, podIP: string): Promise<Map<string, string>> {
+  const ns = pod.metadata.namespace!;
+  const out = new Map<string, string>();
+  for (const v of ((pod.spec as Obj).volumes ?? []) as Obj[]) {
+    const dir = join(podDir, 'volumes', v.name);
+    if (v.hostPath) {
+      if (v.hostPath.type === 'DirectoryOrCreate') mkdirSync(v.hostPath.path, { recursive: true });
+      out.set(v.name, v.hostPath.path);
+      continue;
+    }
+    if (v.emptyDir) mkdirSync(dir, { recursive: true });
+    else if (v.configMap) writeFiles(dir, (await configMapFiles(src, ns, v.configMap))!, v.configMap.defaultMode);
+    else if (v.secret) writeFiles(dir, (await secretFiles(src, ns, v.secret))!, v.secret.defaultMode);
+    else if (v.downwardAPI) writeFiles(dir, downwardFiles(pod, v.downwardAPI.items, hostIP, podIP), v.downwardAPI.defaultMode);
+    else if (v.projected) {
+      const files: Record<string, Buffer> = {};
+      for (const s of (v.projected.sources ?? []) as Obj[]) {
+        if (s.configMap) Object.assign(files, await configMapFiles(src, ns, s.configMap));
+        else if (s.secret) Object.assign(files, await secretFiles(src, ns, s.secret));
+        else if (s.downwardAPI) Object.assign(files, downwardFiles(pod, s.downwardAPI.items, hostIP, podIP));
+        // serviceAccountToken sources need the TokenRequest API (the security work).
+      }
+      writeFiles(dir, files, v.projected.defaultMode);
+    } else mkdirSync(dir, { recursive: true });
+    out.set(v.name, dir);
+  }
+  return out;
+}
+
+/** A container's mounts onto the prepared volumes. */
+export function containerMounts(container: Obj, volumes: Map<string, string>): Mount[] {
+  const mounts: Mount[] = [];
+  for (const vm of (container.volumeMounts ?? []) as Obj[]) {
+    const host = volumes.get(vm.name);
+    if (!host) throw new ConfigError(`unable to find volume "${vm.name}"`);
+    let hostPath = host;
+    if (vm.subPath) {
+      hostPath = normalize(join(host, vm.subPath));
+      if (!hostPath.startsWith(host)) throw new ConfigError(`invalid subPath ${vm.subPath}`);
+      if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true });
+    }
+    mounts.push({ container_path: vm.mountPath, host_path: hostPath, readonly: !!vm.readOnly });
+  }
+  return mounts;
+}
