@@ -50,6 +50,8 @@ export function alive(pid: number): boolean {
 
 export async function healthy(url: string | undefined): Promise<boolean> {
   if (!url) return false;
+  // A unix socket (the runtime's CRI endpoint) is healthy once it exists.
+  if (url.startsWith('unix://')) return existsSync(url.slice('unix://'.length));
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
     return res.ok;

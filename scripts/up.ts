@@ -1,6 +1,7 @@
 /**
  * `npm run up`: starts a local cluster in the background — etcd, the
- * apiserver, the controller-manager, the scheduler — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
+ * apiserver, the controller-manager, the scheduler, and nodes (a runtime and a
+ * kubelet each; `-- --nodes N`, default 2) — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
  * Idempotent: a cluster that is already up is left as it is.
  */
 import { spawn } from 'node:child_process';
@@ -14,6 +15,7 @@ const { values } = parseArgs({
   options: {
     'apiserver-port': { type: 'string', default: '6443' },
     'etcd-port': { type: 'string', default: '2379' },
+    nodes: { type: 'string', default: '2' },
   },
   strict: true,
 });
@@ -146,6 +148,36 @@ async function main(): Promise<void> {
   writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
   await waitHealthy(sched, sched.health, 60_000);
   console.log(`scheduler     ready (pid ${sched.pid}, health on ${schedPort})`);
+
+  // Nodes: a runtime (CRI server) and a kubelet each, pod IPs in 127.2.<n>.0/24.
+  const nodes = Number(values.nodes);
+  if (!Number.isInteger(nodes) || nodes < 0 || nodes > 50) throw new Error('--nodes must be between 0 and 50');
+  mkdirSync(join(STATE, 'run'), { recursive: true });
+  for (let i = 1; i <= nodes; i++) {
+    const node = `kubeling-node-${i}`;
+    const sock = `unix://${join(STATE, 'run', `${node}.sock`)}`;
+    const rt = start(`runtime-${i}`, process.execPath, ['--import', 'tsx', 'packages/runtime/src/main.ts', `--listen=${sock}`, `--root=${join(STATE, 'runtime', node)}`, `--pod-cidr=127.2.${i}.0/24`]);
+    rt.health = sock;
+    components.push(rt);
+    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+    await waitHealthy(rt, sock, 60_000);
+    const port = await pickPort(10250 + 10 * (i - 1));
+    const kubelet = start(`kubelet-${i}`, process.execPath, [
+      '--import',
+      'tsx',
+      'packages/kubelet/src/main.ts',
+      `--node-name=${node}`,
+      `--master=${apiURL}`,
+      `--container-runtime-endpoint=${sock}`,
+      `--root-dir=${join(STATE, 'kubelet', node)}`,
+      `--port=${port}`,
+    ]);
+    kubelet.health = `http://127.0.0.1:${port}/healthz`;
+    components.push(kubelet);
+    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+    await waitHealthy(kubelet, kubelet.health, 60_000);
+    console.log(`${node} ready (runtime pid ${rt.pid}, kubelet pid ${kubelet.pid} on ${port}, pod IPs 127.2.${i}.0/24)`);
+  }
 
   writeFileSync(KUBECONFIG, kubeconfig(apiURL));
   console.log(`kubeconfig    written to ${KUBECONFIG}`);

@@ -258,7 +258,7 @@ export class PodManager {
       }
     }
     const after = await this.containersOf([sandbox.id]);
-    this.probes.retain(new Set([...after.values()].flatMap((l) => l.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id))));
+    this.probes.retain(uid, new Set([...after.values()].flatMap((l) => l.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id))));
     const status = await this.writeStatus(pod, sandbox.id, podIP, after);
     if (terminalPhase(status.phase)) {
       this.finished.add(uid);
@@ -502,8 +502,8 @@ export class PodManager {
       const instances = containers.get(c.name) ?? [];
       const cur = instances[0];
       const running = cur?.state === 'CONTAINER_RUNNING';
-      const started = running && this.probes.result(cur.id, 'startup', c);
-      const ready = running && started && this.probes.result(cur.id, 'readiness', c);
+      const started = running && this.probes.result(uid, cur.id, 'startup', c);
+      const ready = running && started && this.probes.result(uid, cur.id, 'readiness', c);
       const exitedFinal = cur?.state === 'CONTAINER_EXITED' && (policy === 'Never' || (policy === 'OnFailure' && cur.exit_code === 0) || (init && cur.exit_code === 0));
       const waiting = this.waiting.get(`${uid}/${c.name}`);
       return { name: c.name, image: c.image, instances, ...(waiting && !running ? { waiting } : {}), ready, started, final: exitedFinal || this.finished.has(uid) };
@@ -594,7 +594,7 @@ export class PodManager {
           }),
       );
       for (const sb of sandboxes) await this.o.runtime.stopPodSandbox(sb.id).catch(() => undefined);
-      this.probes.retain(new Set());
+      this.probes.retain(uid);
       const final = await this.containersOf(sandboxes.map((s) => s.id));
       this.finished.add(uid);
       if (this.pods.has(uid)) await this.writeStatus(pod, '', '', final).catch(() => undefined);
@@ -612,7 +612,7 @@ export class PodManager {
   /** Whatever still runs for a pod the apiserver no longer has is stopped and removed. */
   private async cleanupOrphan(uid: string): Promise<void> {
     for (const sb of await this.sandboxesOf(uid)) await this.o.runtime.removePodSandbox(sb.id).catch(() => undefined);
-    this.probes.retain(new Set());
+    this.probes.retain(uid);
     for (const k of [...this.backoffs.keys()]) if (k.startsWith(`${uid}/`)) this.backoffs.delete(k);
     for (const k of [...this.waiting.keys()]) if (k.startsWith(`${uid}/`)) this.waiting.delete(k);
     this.lastStatus.delete(uid);

@@ -44,8 +44,8 @@ export class ProbeManager {
     private readonly events: ProbeEvents,
   ) {}
 
-  private key(containerId: string, kind: ProbeKind) {
-    return `${containerId}/${kind}`;
+  private key(podUID: string, containerId: string, kind: ProbeKind) {
+    return `${podUID}/${containerId}/${kind}`;
   }
 
   /** Starts the probes a container declares (once per container id). */
@@ -53,14 +53,14 @@ export class ProbeManager {
     for (const kind of ['startup', 'liveness', 'readiness'] as ProbeKind[]) {
       const probe = container[`${kind}Probe`] as Obj | undefined;
       if (!probe) continue;
-      const k = this.key(containerId, kind);
+      const k = this.key(podUID, containerId, kind);
       if (this.workers.has(k)) continue;
       const period = (probe.periodSeconds ?? 10) * 1000;
       const w: Worker = { timer: undefined as unknown as NodeJS.Timeout, result: kind !== 'readiness' && kind !== 'startup' ? true : false, successes: 0, failures: 0, stopped: false };
       this.workers.set(k, w);
       const tick = async () => {
         if (w.stopped) return;
-        if (kind !== 'startup' && container.startupProbe && !this.workers.get(this.key(containerId, 'startup'))?.result) {
+        if (kind !== 'startup' && container.startupProbe && !this.workers.get(this.key(podUID, containerId, 'startup'))?.result) {
           w.timer = setTimeout(tick, period);
           return;
         }
@@ -98,15 +98,16 @@ export class ProbeManager {
   }
 
   /** The current result; containers without the probe count as passing. */
-  result(containerId: string, kind: ProbeKind, container: Obj): boolean {
+  result(podUID: string, containerId: string, kind: ProbeKind, container: Obj): boolean {
     if (!container[`${kind}Probe`]) return true;
-    return this.workers.get(this.key(containerId, kind))?.result ?? false;
+    return this.workers.get(this.key(podUID, containerId, kind))?.result ?? false;
   }
 
-  /** Stops every worker of containers not in `keep`. */
-  retain(keep: Set<string>): void {
+  /** Stops the pod's workers of containers not in `keep` (all of them when omitted). */
+  retain(podUID: string, keep: Set<string> = new Set()): void {
     for (const [k, w] of this.workers) {
-      if (keep.has(k.split('/')[0]!)) continue;
+      const [uid, id] = k.split('/');
+      if (uid !== podUID || keep.has(id!)) continue;
       w.stopped = true;
       clearTimeout(w.timer);
       this.workers.delete(k);
@@ -114,7 +115,11 @@ export class ProbeManager {
   }
 
   stopAll(): void {
-    this.retain(new Set());
+    for (const w of this.workers.values()) {
+      w.stopped = true;
+      clearTimeout(w.timer);
+    }
+    this.workers.clear();
   }
 
   private async run(probe: Obj, podIP: string, container: Obj, containerId: string): Promise<{ ok: boolean; output: string }> {
