@@ -36,6 +36,7 @@ export interface KubeletOptions {
   qps?: number;
   burst?: number;
   log: Logger;
+  leaseDurationSeconds?: number;
   /** Test knobs: lease renew and status intervals, crash back-off. */
   leaseRenewMs?: number;
   statusUpdateMs?: number;
@@ -74,6 +75,7 @@ export class Kubelet {
       runtime: this.runtime,
       log: o.log,
       ...(o.leaseRenewMs ? { renewIntervalMs: o.leaseRenewMs } : {}),
+      ...(o.leaseDurationSeconds ? { leaseDurationSeconds: o.leaseDurationSeconds } : {}),
       ...(o.statusUpdateMs ? { statusUpdateMs: o.statusUpdateMs } : {}),
     });
     const recorder = new EventRecorder(new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: `kubelet/v1.32.0 (kubeling) ${o.nodeName}` }), { component: 'kubelet', host: o.nodeName });

@@ -10,6 +10,7 @@
  *   --node-ip=127.0.0.1 --address=127.0.0.1 --port=10250
  *   --capacity=cpu=4,memory=8Gi  (overrides what the machine reports)
  *   --pod-cidr=127.4.0.0/16      (hollow runtime's pod IPs)
+ *   --node-lease-duration-seconds=40 (renewed every quarter of it) --node-status-update-frequency=10 (seconds)
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
       port: { type: 'string', default: '10250' },
       capacity: { type: 'string' },
       'pod-cidr': { type: 'string' },
+      'node-lease-duration-seconds': { type: 'string', default: '40' },
+      'node-status-update-frequency': { type: 'string', default: '10' },
       'kube-api-qps': { type: 'string', default: '50' },
       'kube-api-burst': { type: 'string', default: '100' },
       'log-level': { type: 'string', default: 'info' },
@@ -79,6 +82,10 @@ async function main(): Promise<void> {
     labels: pairs(values['node-labels'], '--node-labels'),
     taints: taints(values['register-with-taints']),
     ...(capacity ? { capacity } : {}),
+    leaseDurationSeconds: Number(values['node-lease-duration-seconds']),
+    // Upstream renews the lease at a quarter of its duration.
+    leaseRenewMs: Number(values['node-lease-duration-seconds']) * 250,
+    statusUpdateMs: Number(values['node-status-update-frequency']) * 1000,
     address: values.address!,
     port: Number(values.port),
     qps: Number(values['kube-api-qps']),

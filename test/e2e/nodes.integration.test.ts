@@ -1,0 +1,132 @@
+/**
+ * Nodes as processes: two runtimes and two kubelets (each its own process)
+ * with a controller-manager and a scheduler against a real etcd + apiserver.
+ * A Deployment spreads over both nodes; a killed and restarted kubelet adopts
+ * its running containers instead of starting them again; a kubelet killed for
+ * good makes its node NotReady, and its pods are replaced on the other node.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { ControllerManager } from '@kubeling/controller-manager';
+import { InformerFactory, RestClient } from '@kubeling/client';
+import { buildConfig, Scheduler } from '@kubeling/scheduler';
+import { freePort, nodeArgs, packageMain, request, startTestEnv, stopChild, waitFor, type TestEnv } from '@kubeling/testenv';
+import { existsSync } from 'node:fs';
+
+type Obj = Record<string, any>;
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+let env: TestEnv;
+let dir: string;
+let mgr: ControllerManager;
+let client: RestClient;
+let informers: InformerFactory;
+let scheduler: Scheduler;
+const children: ChildProcess[] = [];
+const kubelets = new Map<string, { proc: ChildProcess; port: number; sock: string }>();
+
+function spawnChild(pkg: string, args: string[]): ChildProcess {
+  const c = spawn(process.execPath, nodeArgs(packageMain(pkg), args), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(c);
+  return c;
+}
+
+async function startKubelet(node: string, sock: string, port: number): Promise<ChildProcess> {
+  const proc = spawnChild('kubelet', [`--node-name=${node}`, `--master=${env.url}`, `--container-runtime-endpoint=unix://${sock}`, `--root-dir=${join(dir, node)}`, `--port=${port}`, '--capacity=cpu=4,memory=8Gi', '--node-lease-duration-seconds=2', '--node-status-update-frequency=1', '--log-level=warn']);
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, `kubelet ${node}`);
+  kubelets.set(node, { proc, port, sock });
+  return proc;
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'e2e-nodes-'));
+  env = await startTestEnv();
+  const config = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
+  mgr = new ControllerManager({ config, controllers: ['deployment', 'replicaset', 'nodelifecycle', 'garbagecollector'], leaderElect: false, log: pino({ level: 'silent' }), nodeMonitorGracePeriodMs: 4000, nodeMonitorPeriodMs: 500, qps: 200, burst: 400 });
+  await mgr.start();
+  client = new RestClient(config, { qps: 200, burst: 400 });
+  informers = new InformerFactory(client);
+  scheduler = new Scheduler({ client, informers, config: buildConfig({ podInitialBackoffSeconds: 1, podMaxBackoffSeconds: 2 }), log: pino({ level: 'silent' }) });
+  scheduler.init();
+  informers.start();
+  await scheduler.run();
+  for (const [i, node] of ['e2e-1', 'e2e-2'].entries()) {
+    const sock = join(dir, `${node}.sock`);
+    spawnChild('runtime', [`--listen=unix://${sock}`, `--root=${join(dir, `${node}-rt`)}`, `--pod-cidr=127.6.${i + 1}.0/24`]);
+    await waitFor(async () => existsSync(sock), 30_000, `runtime ${node}`);
+    await startKubelet(node, sock, await freePort());
+  }
+});
+after(async () => {
+  for (const c of children.reverse()) await stopChild(c);
+  await scheduler?.stop();
+  informers?.stop();
+  client?.close();
+  await mgr?.stop();
+  await env?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const pods = async (): Promise<Obj[]> => (await request(env.url, 'GET', '/api/v1/namespaces/default/pods?labelSelector=app%3Dweb')).body.items;
+const live = (ps: Obj[]) => ps.filter((p) => !p.metadata.deletionTimestamp);
+const ready = (p: Obj) => p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+
+test('a Deployment spreads over both nodes; a restarted kubelet starts nothing twice; a dead node loses its pods to the other', async () => {
+  const r = await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/deployments', {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: {
+      replicas: 4,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          terminationGracePeriodSeconds: 2,
+          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } }],
+          tolerations: [
+            { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 },
+            { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 },
+          ],
+          containers: [{ name: 'nginx', image: 'nginx', ports: [{ containerPort: 8080 }], readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 } }],
+        },
+      },
+    },
+  });
+  assert.equal(r.status, 201);
+  let ps: Obj[] = [];
+  await waitFor(async () => (ps = live(await pods())).length === 4 && ps.every(ready), 60_000, '4 ready pods');
+  const byNode = new Map<string, Obj[]>();
+  for (const p of ps) byNode.set(p.spec.nodeName, [...(byNode.get(p.spec.nodeName) ?? []), p]);
+  assert.deepEqual([...byNode.keys()].sort(), ['e2e-1', 'e2e-2']);
+  for (const p of ps) assert.match(await (await fetch(`http://${p.status.podIP}:8080/`)).text(), /Welcome to nginx!/);
+
+  // Kill kubelet 1 and start it again: the same containers keep running.
+  const before1 = byNode.get('e2e-1')!.map((p) => [p.metadata.name, p.status.containerStatuses[0].containerID, p.status.podIP]);
+  const k1 = kubelets.get('e2e-1')!;
+  k1.proc.kill('SIGKILL');
+  await new Promise((res) => k1.proc.once('exit', res));
+  await startKubelet('e2e-1', k1.sock, k1.port);
+  await new Promise((res) => setTimeout(res, 3000));
+  const after1 = live(await pods()).filter((p) => p.spec.nodeName === 'e2e-1');
+  assert.deepEqual(after1.map((p) => [p.metadata.name, p.status.containerStatuses[0].containerID, p.status.podIP]).sort(), before1.sort(), 'same pods, same containers');
+  for (const p of after1) assert.equal(p.status.containerStatuses[0].restartCount, 0);
+
+  // Kill kubelet 2 for good: its node goes NotReady and its pods move to node 1.
+  const k2 = kubelets.get('e2e-2')!;
+  k2.proc.kill('SIGKILL');
+  await waitFor(async () => {
+    const n = (await request(env.url, 'GET', '/api/v1/nodes/e2e-2')).body;
+    return n.status.conditions.find((c: Obj) => c.type === 'Ready')?.status !== 'True';
+  }, 20_000, 'node e2e-2 NotReady');
+  await waitFor(async () => {
+    const l = live(await pods());
+    return l.length === 4 && l.every((p) => p.spec.nodeName === 'e2e-1' && ready(p));
+  }, 60_000, 'all 4 pods ready on e2e-1');
+});
