@@ -40,7 +40,9 @@ export function packageMain(pkg: string): string {
 
 /** `node --import tsx <file>`: how components run from source. */
 export function nodeArgs(file: string, args: string[]): string[] {
-  return ['--import', 'tsx', file, ...args];
+  // KUBELING_PROFILE_DIR: write a CPU profile of each spawned component there.
+  const prof = process.env.KUBELING_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KUBELING_PROFILE_DIR}`] : [];
+  return [...prof, '--import', 'tsx', file, ...args];
 }
 
 export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
