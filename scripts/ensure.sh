@@ -27,7 +27,16 @@ fi
 missing=()
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
-if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then missing+=(python3-kubernetes); fi
+optional=()
+if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then optional+=(python3-kubernetes); fi
+# The kubelet suite also runs against real containerd where we are root (a
+# hermetic instance per test; nothing is started by the packages themselves).
+if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  [ -x /usr/bin/containerd ] || optional+=(containerd)
+  [ -x /usr/sbin/runc ] || optional+=(runc)
+  [ -x /usr/lib/cni/bridge ] || optional+=(containernetworking-plugins)
+  [ -x /bin/busybox ] || optional+=(busybox-static)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure: installing from Debian: ${missing[*]}" >&2
   SUDO=""
@@ -35,4 +44,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -q >&2 || true
   $SUDO apt-get install -y -q "${missing[@]}" >&2
+fi
+# Test-only packages: the suites that need them skip with the reason when absent.
+if [ ${#optional[@]} -gt 0 ]; then
+  echo "ensure: installing test packages from Debian: ${optional[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  [ ${#missing[@]} -gt 0 ] || $SUDO apt-get update -q >&2 || true
+  $SUDO apt-get install -y -q "${optional[@]}" >&2 || echo "ensure: could not install ${optional[*]}; those suites will be skipped" >&2
 fi

@@ -1,192 +1,29 @@
-/**
- * Two kubelets on kubeling's runtime (CRI over gRPC on unix sockets) against a
- * real etcd + apiserver + scheduler: pods run and answer on their IPs, logs
- * come through pods/log, crashes back off, bad images back off, readiness
- * gates Ready, deletion runs preStop within the grace period, init containers
- * run first, and env/volumes reach the process.
- */
-import { after, before, test } from 'node:test';
-import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+/** The kubelet lifecycle suite on kubeling's runtime (CRI over gRPC on unix sockets). */
 import { join } from 'node:path';
-import pino from 'pino';
-import { InformerFactory, RestClient, type ClientConfig } from '@kubeling/client';
 import { serveCri, type CriServer } from '@kubeling/cri';
 import { KubelingRuntime } from '@kubeling/runtime';
-import { buildConfig, Scheduler } from '@kubeling/scheduler';
-import { request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
-import { Kubelet } from './kubelet.js';
+import { lifecycleSuite } from './lifecycle-suite.js';
 
-type Obj = Record<string, any>;
-
-let env: TestEnv;
-let dir: string;
-let schedClient: RestClient;
-let informers: InformerFactory;
-let scheduler: Scheduler;
-const runtimes: { rt: KubelingRuntime; server: CriServer }[] = [];
-const kubelets: Kubelet[] = [];
-
-async function startNode(name: string, cidr: string): Promise<Kubelet> {
-  const sock = join(dir, `${name}.sock`);
-  const rt = new KubelingRuntime({ backend: 'process', root: join(dir, name, 'runtime'), podCIDR: cidr });
-  const server = await serveCri(rt, `unix://${sock}`);
-  runtimes.push({ rt, server });
-  const config: ClientConfig = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
-  const k = new Kubelet({ config, nodeName: name, runtimeEndpoint: `unix://${sock}`, rootDir: join(dir, name), port: 0, capacity: { cpu: '4', memory: '8Gi', pods: '20' }, log: pino({ level: 'silent' }), backoffInitialMs: 1000, backoffMaxMs: 4000, statusUpdateMs: 1000, leaseRenewMs: 1000, plegPeriodMs: 300 });
-  await k.start();
-  kubelets.push(k);
-  return k;
-}
-
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'kubelet-it-'));
-  env = await startTestEnv();
-  schedClient = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false });
-  informers = new InformerFactory(schedClient);
-  scheduler = new Scheduler({ client: schedClient, informers, config: buildConfig(), log: pino({ level: 'silent' }) });
-  scheduler.init();
-  informers.start();
-  await scheduler.run();
-  await startNode('node-a', '127.5.1.0/24');
-  await startNode('node-b', '127.5.2.0/24');
-});
-after(async () => {
-  for (const k of kubelets) await k.stop();
-  for (const r of runtimes) {
-    await r.rt.shutdown();
-    r.server.forceShutdown();
+lifecycleSuite(async (dir) => {
+  const servers: CriServer[] = [];
+  const runtimes: KubelingRuntime[] = [];
+  const endpoints: string[] = [];
+  for (const [i, cidr] of ['127.5.1.0/24', '127.5.2.0/24'].entries()) {
+    const rt = new KubelingRuntime({ backend: 'process', root: join(dir, `rt-${i}`), podCIDR: cidr });
+    const endpoint = `unix://${join(dir, `rt-${i}.sock`)}`;
+    servers.push(await serveCri(rt, endpoint));
+    runtimes.push(rt);
+    endpoints.push(endpoint);
   }
-  await scheduler?.stop();
-  informers?.stop();
-  schedClient?.close();
-  await env?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const getPod = async (name: string): Promise<Obj> => (await request(env.url, 'GET', `/api/v1/namespaces/default/pods/${name}`)).body;
-
-async function createPod(name: string, spec: Obj, labels: Record<string, string> = {}): Promise<void> {
-  const r = await request(env.url, 'POST', '/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels }, spec });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
-
-async function until(name: string, pred: (p: Obj) => boolean, what: string, ms = 20_000): Promise<Obj> {
-  let last: Obj = {};
-  await waitFor(async () => pred((last = await getPod(name))), ms, `${name}: ${what}`).catch((e) => {
-    throw new Error(`${(e as Error).message}; last status ${JSON.stringify(last.status)}`);
-  });
-  return last;
-}
-
-const ready = (p: Obj) => p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True');
-
-test('nodes register with capacity, addresses and a kubelet endpoint, and keep their Lease', async () => {
-  const n = (await request(env.url, 'GET', '/api/v1/nodes/node-a')).body;
-  assert.equal(n.status.capacity.cpu, '4');
-  assert.deepEqual(n.status.addresses, [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: 'node-a' }]);
-  assert.ok(n.status.daemonEndpoints.kubeletEndpoint.Port > 0);
-  assert.equal(n.status.conditions.find((c: Obj) => c.type === 'Ready').status, 'True');
-  assert.equal(n.status.nodeInfo.kubeletVersion, 'v1.32.0');
-  assert.match(n.status.nodeInfo.containerRuntimeVersion, /^kubeling:\/\//);
-  assert.equal(n.metadata.labels['kubernetes.io/hostname'], 'node-a');
-  const lease = (await request(env.url, 'GET', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a')).body;
-  assert.equal(lease.spec.holderIdentity, 'node-a');
-});
-
-test('an nginx pod runs, becomes Ready, answers on its pod IP, and its logs come through pods/log', async () => {
-  await createPod('web', { containers: [{ name: 'nginx', image: 'nginx:1.27', ports: [{ containerPort: 8080 }], readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 } }] });
-  const p = await until('web', (x) => x.status?.phase === 'Running' && ready(x), 'Running and Ready');
-  assert.match(p.status.podIP, /^127\.5\.[12]\.\d+$/);
-  assert.equal(p.status.hostIP, '127.0.0.1');
-  const cs = p.status.containerStatuses[0];
-  assert.equal(cs.ready, true);
-  assert.equal(cs.restartCount, 0);
-  assert.ok(cs.state.running.startedAt);
-  assert.match(cs.containerID, /^kubeling:\/\/[0-9a-f]{64}$/);
-  assert.equal(cs.image, 'docker.io/library/nginx:1.27');
-  assert.deepEqual(p.status.conditions.map((c: Obj) => `${c.type}=${c.status}`).sort(), ['ContainersReady=True', 'Initialized=True', 'PodReadyToStartContainers=True', 'PodScheduled=True', 'Ready=True']);
-  const body = await (await fetch(`http://${p.status.podIP}:8080/`)).text();
-  assert.match(body, /Welcome to nginx!/);
-  const logs = await request(env.url, 'GET', '/api/v1/namespaces/default/pods/web/log');
-  assert.equal(logs.status, 200);
-  assert.match(logs.text, /GET \/ HTTP\/1\.1" 200/);
-  const tail = await request(env.url, 'GET', '/api/v1/namespaces/default/pods/web/log?tailLines=1&timestamps=true');
-  assert.equal(tail.text.trim().split('\n').length, 1);
-  assert.match(tail.text, /^\d{4}-\d\d-\d\dT\S+Z /);
-  const evs = (await request(env.url, 'GET', '/api/v1/namespaces/default/events')).body.items as Obj[];
-  for (const reason of ['Scheduled', 'Pulling', 'Pulled', 'Created', 'Started']) assert.ok(evs.some((e) => e.involvedObject.name === 'web' && e.reason === reason), reason);
-});
-
-test('env from values, fieldRef and a ConfigMap, volumes, and an init container that runs first', async () => {
-  await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { greeting: 'hello', 'app.conf': 'x=1' } });
-  await createPod('init', {
-    restartPolicy: 'Never',
-    volumes: [{ name: 'work', emptyDir: {} }, { name: 'conf', configMap: { name: 'cfg' } }],
-    initContainers: [{ name: 'prepare', image: 'busybox', command: ['sh', '-c', 'echo prepared > $KUBELING_ROOT/work/ready'], volumeMounts: [{ name: 'work', mountPath: '/work' }] }],
-    containers: [{
-      name: 'main',
-      image: 'busybox',
-      command: ['sh', '-c', 'cat $KUBELING_ROOT/work/ready; cat $KUBELING_ROOT/conf/app.conf; echo; echo "$(GREETING) $POD_NAME $MY_NS"'],
-      env: [{ name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, { name: 'MY_NS', value: 'ns-$(POD_NAME)' }],
-      volumeMounts: [{ name: 'work', mountPath: '/work' }, { name: 'conf', mountPath: '/conf' }],
-    }],
-  });
-  const p = await until('init', (x) => x.status?.phase === 'Succeeded', 'Succeeded');
-  assert.equal(p.status.initContainerStatuses[0].state.terminated.reason, 'Completed');
-  assert.equal(p.status.containerStatuses[0].state.terminated.exitCode, 0);
-  const logs = await request(env.url, 'GET', '/api/v1/namespaces/default/pods/init/log?container=main');
-  assert.equal(logs.text, 'prepared\nx=1\nhello init ns-init\n');
-  const ready = p.status.conditions.find((c: Obj) => c.type === 'Ready');
-  assert.deepEqual([ready.status, ready.reason], ['False', 'PodCompleted']);
-});
-
-test('a crashing container goes to CrashLoopBackOff with a growing restartCount', async () => {
-  await createPod('crash', { containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'echo boom; exit 2'] }] });
-  const p = await until('crash', (x) => x.status?.containerStatuses?.[0]?.restartCount >= 2 && x.status.containerStatuses[0].state.waiting?.reason === 'CrashLoopBackOff', 'CrashLoopBackOff after 2 restarts', 30_000);
-  const cs = p.status.containerStatuses[0];
-  assert.match(cs.state.waiting.message, /^back-off \d+s restarting failed container=c pod=crash_default\(/);
-  assert.equal(cs.lastState.terminated.exitCode, 2);
-  assert.equal(cs.lastState.terminated.reason, 'Error');
-  assert.equal(p.status.phase, 'Running');
-  const prev = await request(env.url, 'GET', '/api/v1/namespaces/default/pods/crash/log?previous=true');
-  assert.equal(prev.text, 'boom\n');
-});
-
-test('an unknown image shows ErrImagePull, then ImagePullBackOff', async () => {
-  await createPod('badimg', { containers: [{ name: 'c', image: 'example.invalid/no-such-image:1.0' }] });
-  const seen = new Set<string>();
-  await waitFor(async () => {
-    const r = (await getPod('badimg')).status?.containerStatuses?.[0]?.state?.waiting?.reason;
-    if (r) seen.add(r);
-    return seen.has('ErrImagePull') && seen.has('ImagePullBackOff');
-  }, 20_000, 'ErrImagePull then ImagePullBackOff');
-  const p = await getPod('badimg');
-  assert.equal(p.status.phase, 'Pending');
-});
-
-test('a failing readiness probe keeps the pod not Ready', async () => {
-  await createPod('unready', { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '300'], readinessProbe: { exec: { command: ['false'] }, periodSeconds: 1 } }] });
-  await until('unready', (x) => x.status?.phase === 'Running', 'Running');
-  await new Promise((r) => setTimeout(r, 2500));
-  const p = await getPod('unready');
-  assert.equal(p.status.containerStatuses[0].ready, false);
-  const c = p.status.conditions.find((x: Obj) => x.type === 'Ready');
-  assert.deepEqual([c.status, c.reason, c.message], ['False', 'ContainersNotReady', 'containers with unready status: [c]']);
-});
-
-test('delete runs preStop, stops within the grace period, and the pod is gone', async () => {
-  const marker = join(dir, 'prestop-ran');
-  await createPod('graceful', {
-    terminationGracePeriodSeconds: 5,
-    containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.2; done'], lifecycle: { preStop: { exec: { command: ['sh', '-c', `echo bye > ${marker}`] } } } }],
-  });
-  await until('graceful', (x) => x.status?.phase === 'Running', 'Running');
-  const t0 = Date.now();
-  const del = await request(env.url, 'DELETE', '/api/v1/namespaces/default/pods/graceful');
-  assert.equal(del.status, 200);
-  await waitFor(async () => (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/graceful')).status === 404, 10_000, 'the pod to be gone');
-  assert.ok(Date.now() - t0 < 5000, `gone in ${Date.now() - t0} ms`);
-  assert.ok(existsSync(marker) && readFileSync(marker, 'utf8') === 'bye\n', 'preStop ran');
+  return {
+    endpoints,
+    images: { busybox: 'busybox', nginx: 'nginx:1.27', missing: 'example.invalid/no-such-image:1.0' },
+    runtimeName: 'kubeling',
+    podIP: /^127\.5\.[12]\.\d+$/,
+    accessLog: /GET \/ HTTP\/1\.1" 200/,
+    stop: async () => {
+      for (const r of runtimes) await r.shutdown();
+      for (const s of servers) s.forceShutdown();
+    },
+  };
 });

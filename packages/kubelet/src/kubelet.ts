@@ -104,8 +104,6 @@ export class Kubelet {
   async start(): Promise<void> {
     await this.pods.init();
     this.port = await this.server.start();
-    // The pause image is there before any pod needs it.
-    await this.runtime.pullImage({ image: 'registry.k8s.io/pause:3.10' }).catch(() => undefined);
     await this.node.register();
     this.node.start();
     this.informer = new Informer(this.client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.o.nodeName}` }, { onError: (e) => this.o.log.debug({ err: String(e) }, 'pod watch error') });

@@ -166,3 +166,5 @@ export async function readWatch(
 }
 
 export { Kubectl, kubectlBinaries, type KubectlResult } from './kubectl.js';
+export { containerdUnavailable, startContainerd, type Containerd } from './containerd.js';
+export { startRegistry, ociImage, busyboxRootfs, tar, type OciImage, type Registry } from './oci.js';
