@@ -189,6 +189,17 @@ test('a failing readiness probe keeps the pod not Ready', async () => {
   assert.deepEqual([c.status, c.reason, c.message], ['False', 'ContainersNotReady', 'containers with unready status: [c]']);
 });
 
+test('a failing liveness probe restarts the container; a startup probe holds readiness until it passes', async () => {
+  await createPod('live', { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: rt.images.busybox, command: ['sleep', '300'], livenessProbe: { exec: { command: ['false'] }, periodSeconds: 1, failureThreshold: 2 } }] });
+  await until('live', (x) => x.status?.containerStatuses?.[0]?.restartCount >= 1, 'restarted by liveness', 30_000);
+  await waitFor(async () => ((await request(env.url, 'GET', '/api/v1/namespaces/default/events')).body.items as Obj[]).some((e) => e.involvedObject.name === 'live' && e.reason === 'Killing' && e.message === 'Container c failed liveness probe, will be restarted'), 10_000, 'the Killing event');
+  await createPod('slowstart', { containers: [{ name: 'c', image: rt.images.busybox, command: ['sh', '-c', 'sleep 2; touch ${KUBELING_ROOT:-/tmp}/started; sleep 300'], startupProbe: { exec: { command: ['sh', '-c', 'test -f ${KUBELING_ROOT:-/tmp}/started'] }, periodSeconds: 1, failureThreshold: 30 } }] });
+  const running = await until('slowstart', (x) => x.status?.phase === 'Running', 'Running');
+  assert.equal(running.status.containerStatuses[0].started, false);
+  const p = await until('slowstart', ready, 'Ready after the startup probe', 20_000);
+  assert.equal(p.status.containerStatuses[0].started, true);
+});
+
 test('delete runs preStop, stops within the grace period, and the pod is gone', async () => {
   const markerDir = join(dir, 'marker');
   mkdirSync(markerDir, { recursive: true });
