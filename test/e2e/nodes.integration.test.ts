@@ -16,7 +16,7 @@ import pino from 'pino';
 import { ControllerManager } from '@kubeling/controller-manager';
 import { InformerFactory, RestClient } from '@kubeling/client';
 import { buildConfig, Scheduler } from '@kubeling/scheduler';
-import { freePort, nodeArgs, packageMain, request, startTestEnv, stopChild, waitFor, type TestEnv } from '@kubeling/testenv';
+import { freePort, Kubectl, kubectlBinaries, nodeArgs, packageMain, request, startTestEnv, stopChild, waitFor, type TestEnv } from '@kubeling/testenv';
 import { existsSync } from 'node:fs';
 
 type Obj = Record<string, any>;
@@ -76,6 +76,61 @@ after(async () => {
 const pods = async (): Promise<Obj[]> => (await request(env.url, 'GET', '/api/v1/namespaces/default/pods?labelSelector=app%3Dweb')).body.items;
 const live = (ps: Obj[]) => ps.filter((p) => !p.metadata.deletionTimestamp);
 const ready = (p: Obj) => p.status?.conditions?.some((c: Obj) => c.type === 'Ready' && c.status === 'True');
+
+const kubectlBin = kubectlBinaries().default;
+
+test('with the real kubectl: apply a 3-replica nginx Deployment, curl a pod, logs and logs -f, delete a pod', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+  const k = new Kubectl(env.url, kubectlBin!, { namespace: 'default' });
+  try {
+    const f = k.file('nginx.yaml', `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: nginx}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: nginx}}
+  template:
+    metadata: {labels: {app: nginx}}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        env: [{name: NGINX_PORT, value: "8080"}]
+        ports: [{containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1}
+        lifecycle: {preStop: {exec: {command: [sh, -c, "echo stopping"]}}}
+`);
+    const a = await k.run(['apply', '-f', f]);
+    assert.equal(a.code, 0, a.stderr);
+    const rs = await k.run(['rollout', 'status', 'deploy/nginx', '--timeout=60s'], { timeoutMs: 70_000 });
+    assert.equal(rs.code, 0, rs.stderr + rs.stdout);
+    assert.match(rs.stdout, /deployment "nginx" successfully rolled out/);
+    const list = JSON.parse((await k.run(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).stdout).items as Obj[];
+    assert.equal(list.length, 3);
+    assert.deepEqual([...new Set(list.map((p) => p.spec.nodeName))].sort(), ['e2e-1', 'e2e-2'], 'across both nodes');
+    const pod = list[0]!;
+    assert.match(await (await fetch(`http://${pod.status.podIP}:8080/`)).text(), /Welcome to nginx!/);
+    const logs = await k.run(['logs', pod.metadata.name]);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, /GET \/ HTTP\/1\.1" 200/);
+    const follow = k.spawn(['logs', '-f', pod.metadata.name, '--tail=0']);
+    await new Promise((r) => setTimeout(r, 1000));
+    await fetch(`http://${pod.status.podIP}:8080/followed`);
+    await waitFor(async () => /GET \/followed HTTP\/1\.1" 404/.test(follow.output()), 10_000, 'logs -f to show the new request');
+    follow.child.kill();
+    const t0 = Date.now();
+    const del = await k.run(['delete', 'pod', pod.metadata.name], { timeoutMs: 30_000 });
+    assert.equal(del.code, 0, del.stderr);
+    assert.ok(Date.now() - t0 < 5000 + 2000, 'terminated within the grace period');
+    await waitFor(async () => {
+      const l = live(JSON.parse((await k.run(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).stdout).items);
+      return l.length === 3 && l.every(ready);
+    }, 30_000, 'the Deployment to be whole again');
+    assert.equal((await k.run(['delete', 'deploy', 'nginx'])).code, 0);
+  } finally {
+    k.cleanup();
+  }
+});
 
 test('a Deployment spreads over both nodes; a restarted kubelet starts nothing twice; a dead node loses its pods to the other', async () => {
   const r = await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/deployments', {
