@@ -333,7 +333,9 @@ export class PodManager {
     const now = Date.now();
     if (!b || b.until <= now) return false;
     const { name, namespace, uid } = pod.metadata;
-    this.waiting.set(`${uid}/${container}`, { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(b.delay / 1000)}s restarting failed container=${container} pod=${name}_${namespace}(${uid})` });
+    const wkey = `${uid}/${container}`;
+    if (this.waiting.get(wkey)?.reason !== 'CrashLoopBackOff') void this.o.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${container} in pod ${name}_${namespace}(${uid})`);
+    this.waiting.set(wkey, { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(b.delay / 1000)}s restarting failed container=${container} pod=${name}_${namespace}(${uid})` });
     this.trigger(pod.metadata.uid!, b.until - now + 10);
     return true;
   }
