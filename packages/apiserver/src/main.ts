@@ -5,8 +5,12 @@
  *   --etcd-servers=http://127.0.0.1:2379[,...]   (required)
  *   --bind-address=127.0.0.1  --secure-port=6443
  *   --etcd-compaction-interval=5m   --watch-cache-size=10000
+ *   --tls-cert-file=PEM --tls-private-key-file=PEM   HTTPS (with --client-ca-file for x509 users)
+ *   --client-ca-file=PEM  --token-auth-file=CSV
+ *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
  *   --log-level=info
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { buildApiServer } from './server.js';
@@ -18,6 +22,15 @@ export function parseDuration(v: string): number {
   return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h']);
 }
 
+function authzMode(v: string): 'RBAC' | 'AlwaysAllow' {
+  // Upstream takes a list (e.g. Node,RBAC). Node is accepted; until the Node
+  // authorizer exists, kubelets are authorized by the system:node ClusterRole.
+  const modes = v.split(',');
+  if (modes.includes('AlwaysAllow')) return 'AlwaysAllow';
+  if (modes.every((m) => m === 'RBAC' || m === 'Node')) return 'RBAC';
+  throw new Error(`--authorization-mode: unsupported ${v} (RBAC, Node, AlwaysAllow)`);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -27,6 +40,11 @@ async function main(): Promise<void> {
       'etcd-compaction-interval': { type: 'string', default: '5m' },
       'watch-cache-size': { type: 'string', default: '10000' },
       'log-level': { type: 'string', default: 'info' },
+      'tls-cert-file': { type: 'string' },
+      'tls-private-key-file': { type: 'string' },
+      'client-ca-file': { type: 'string' },
+      'token-auth-file': { type: 'string' },
+      'authorization-mode': { type: 'string' },
     },
     strict: true,
   });
@@ -43,6 +61,11 @@ async function main(): Promise<void> {
     compactionIntervalMs: parseDuration(values['etcd-compaction-interval']!),
     watchCacheSize: Number(values['watch-cache-size']),
     advertiseAddress: `${host}:${port}`,
+    ...(values['tls-cert-file'] && values['tls-private-key-file']
+      ? { tls: { cert: readFileSync(values['tls-cert-file'], 'utf8'), key: readFileSync(values['tls-private-key-file'], 'utf8'), ...(values['client-ca-file'] ? { clientCA: readFileSync(values['client-ca-file'], 'utf8') } : {}) } }
+      : {}),
+    ...(values['token-auth-file'] ? { tokenFile: values['token-auth-file'] } : {}),
+    ...(values['authorization-mode'] ? { authorizationMode: authzMode(values['authorization-mode']) } : {}),
   });
   await server.app.listen({ host, port });
   logger.info({ host, port }, 'apiserver listening');

@@ -28,6 +28,7 @@ import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
 import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/priority.js';
+import { Authenticator, MastersAuthorizer, RbacAuthorizer, StaticTokens, UnionAuthorizer, authHook, reconcileBootstrapPolicy, type Authorizer } from './auth/index.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
 
 export interface ApiServerOptions {
@@ -45,6 +46,12 @@ export interface ApiServerOptions {
   maxRequestBodyBytes?: number;
   /** host:port advertised in /api. */
   advertiseAddress?: string;
+  /** Serve HTTPS with these PEMs; client certificates are verified against `clientCA`. */
+  tls?: { cert: string; key: string; clientCA?: string };
+  /** Static bearer tokens (the --token-auth-file format). */
+  tokenFile?: string;
+  /** AlwaysAllow (no authentication, the default without TLS) or RBAC (the default with TLS). */
+  authorizationMode?: 'AlwaysAllow' | 'RBAC';
 }
 
 export interface ApiServer {
@@ -68,6 +75,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000 }, { observe: (op, s) => metrics.etcdLatency(op, s) });
   const maxBody = opts.maxRequestBodyBytes ?? 3 * 1024 * 1024;
   const app = Fastify({
+    ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key, ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}) } } : {}),
     // Per-request lines are the audit log's job; fastify's own logger reports only problems.
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { level: 'warn' }) as unknown as FastifyBaseLogger } : { logger: false }),
     bodyLimit: maxBody,
@@ -95,6 +103,20 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   }
   const priority = new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!);
   registry.get('/v1/pods')!.admission.push(priority);
+  const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
+  let rbac: RbacAuthorizer | undefined;
+  let authorizer: Authorizer | undefined;
+  const unsubscribe: (() => void)[] = [];
+  if (authzMode === 'RBAC') {
+    const r = new RbacAuthorizer();
+    rbac = r;
+    for (const kind of ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'] as const) {
+      unsubscribe.push(registry.get(`rbac.authorization.k8s.io/v1/${kind}`)!.subscribe((type, obj) => r.apply(kind, type, obj)));
+    }
+    authorizer = new UnionAuthorizer([new MastersAuthorizer(), r]);
+    const authenticator = new Authenticator(opts.tokenFile ? [StaticTokens.fromFile(opts.tokenFile)] : []);
+    app.addHook('onRequest', authHook({ authenticator, authorizer }));
+  }
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
 
   // Bodies are decoded by the handlers so that every error is a Status.
@@ -192,7 +214,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (!info.isResourceRequest) throw notFoundPath();
     const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
     if (!def) throw notFoundPath();
-    return handleResource({ req, reply, info, def, registry, storage, opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800 } });
+    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800 } });
   };
   for (const prefix of ['/api/v1/*', '/apis/:group/:version/*']) {
     app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: prefix, handler: resourceRoute });
@@ -222,8 +244,10 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     await Promise.all([...cachers.values()].map((c) => c.ready()));
     await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
     await ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!);
+    if (authzMode === 'RBAC') await reconcileBootstrapPolicy(registry.get('rbac.authorization.k8s.io/v1/clusterroles')!, registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!);
   });
   app.addHook('preClose', async () => {
+    for (const u of unsubscribe) u();
     if (compactTimer) clearInterval(compactTimer);
     await Promise.all([...cachers.values()].map((c) => c.stop()));
   });

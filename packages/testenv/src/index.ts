@@ -12,13 +12,22 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { APISERVER_DNS, APISERVER_IPS, createCA, issue } from '@kubeling/pki';
 import { buildApiServer, type ApiServer, type ApiServerOptions } from '@kubeling/apiserver';
 import { freePort, startEtcd, stopChild, waitFor, type EtcdProcess } from './etcd.js';
 
 export { freePort, startEtcd, stopChild, waitFor, type EtcdProcess } from './etcd.js';
 
+export interface TestPKI {
+  caPem: string;
+  /** A client certificate for user `cn` in groups `orgs`. */
+  client(cn: string, orgs?: string[]): Promise<{ certPem: string; keyPem: string }>;
+}
+
 export interface TestEnv {
   etcd: EtcdProcess;
+  /** Present with `secure`. */
+  pki?: TestPKI;
   /** Base URL of the apiserver, e.g. http://127.0.0.1:40123 */
   url: string;
   /** The in-process server (undefined when it runs as a child process). */
@@ -30,6 +39,8 @@ export interface TestEnv {
 
 export interface TestEnvOptions {
   apiserverProcess?: boolean;
+  /** HTTPS with a fresh CA, client certificates and RBAC (in-process apiserver only). */
+  secure?: boolean;
   server?: Partial<ApiServerOptions>;
 }
 
@@ -67,13 +78,22 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
         },
       };
     }
-    const server = await buildApiServer({ etcdServers: [etcd.endpoint], logger: false, ...opts.server });
+    let pki: TestPKI | undefined;
+    let tls: { cert: string; key: string; clientCA: string } | undefined;
+    if (opts.secure) {
+      const ca = await createCA('kubeling-test-ca');
+      const serving = await issue(ca, { commonName: 'kube-apiserver', dnsNames: APISERVER_DNS, ips: APISERVER_IPS, usage: 'server' });
+      tls = { cert: serving.certPem, key: serving.keyPem, clientCA: ca.certPem };
+      pki = { caPem: ca.certPem, client: (cn, orgs = []) => issue(ca, { commonName: cn, organizations: orgs, usage: 'client' }) };
+    }
+    const server = await buildApiServer({ etcdServers: [etcd.endpoint], logger: false, ...(tls ? { tls } : {}), ...opts.server });
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = server.app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : 0;
     return {
       etcd,
-      url: `http://127.0.0.1:${port}`,
+      ...(pki ? { pki } : {}),
+      url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
       server,
       child: undefined,
       stop: async () => {

@@ -48,7 +48,7 @@ export class Kubectl {
   constructor(
     server: string,
     readonly binary: string,
-    opts: { token?: string; namespace?: string } = {},
+    opts: { token?: string; namespace?: string; caPem?: string; certPem?: string; keyPem?: string } = {},
   ) {
     this.dir = mkdtempSync(join(tmpdir(), 'kubeling-kubectl-'));
     this.kubeconfig = join(this.dir, 'kubeconfig');
@@ -62,9 +62,12 @@ export class Kubectl {
         '- name: test',
         '  cluster:',
         `    server: ${server}`,
+        ...(opts.caPem ? [`    certificate-authority-data: ${Buffer.from(opts.caPem).toString('base64')}`] : []),
         'users:',
         '- name: test',
-        `  user: ${opts.token ? `{token: ${opts.token}}` : '{}'}`,
+        opts.certPem && opts.keyPem
+          ? `  user: {client-certificate-data: ${Buffer.from(opts.certPem).toString('base64')}, client-key-data: ${Buffer.from(opts.keyPem).toString('base64')}}`
+          : `  user: ${opts.token ? `{token: ${opts.token}}` : '{}'}`,
         'contexts:',
         '- name: test',
         '  context: {cluster: test, user: test, namespace: ' + (opts.namespace ?? 'default') + '}',

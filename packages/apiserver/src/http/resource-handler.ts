@@ -30,6 +30,7 @@ import type { EtcdStorage } from '../storage/etcd.js';
 import { WatchStream } from './watch.js';
 import { applyPatch } from './patch.js';
 import { apply, managerFromUserAgent } from '../fieldmanager/index.js';
+import type { Attributes, Authorizer, RbacAuthorizer, UserInfo } from '../auth/index.js';
 import { tableWanted, toTable, type IncludeObject } from './table.js';
 
 const APPLY_TYPE = 'application/apply-patch+yaml';
@@ -44,6 +45,9 @@ export interface HandlerContext {
   registry: Registry;
   storage: EtcdStorage;
   opts: { bookmarkIntervalMs: number; minRequestTimeoutSeconds: number };
+  /** Undefined: every request is allowed (no authentication configured). */
+  authorizer?: Authorizer;
+  rbac?: RbacAuthorizer;
 }
 
 type Query = Record<string, string | string[] | undefined>;
@@ -545,16 +549,38 @@ async function createVirtual(c: HandlerContext) {
   }
   if (def.resource === 'selfsubjectaccessreviews' || def.resource === 'subjectaccessreviews' || def.resource === 'localsubjectaccessreviews') {
     const { obj } = checkObjectBody(def, body, 'Ignore');
-    return send(c, 201, { ...obj, apiVersion: 'authorization.k8s.io/v1', kind: def.kind, status: { allowed: true, reason: 'no authorizer is configured: every request is allowed' } });
+    const spec = ((obj as { spec?: Record<string, any> }).spec ?? {}) as Record<string, any>;
+    const out = { ...obj, apiVersion: 'authorization.k8s.io/v1', kind: def.kind, metadata: { ...(obj.metadata ?? {}), creationTimestamp: null } };
+    if (!c.authorizer) return send(c, 201, { ...out, status: { allowed: true, reason: 'no authorizer is configured: every request is allowed' } });
+    let user: UserInfo;
+    if (def.resource === 'selfsubjectaccessreviews') user = c.req.user!;
+    else {
+      if (!spec.user && !(spec.groups ?? []).length) throw failure('Invalid', `${def.kind}.authorization.k8s.io "" is invalid: spec.user: Invalid value: "": at least one of user or group must be specified`);
+      user = { name: spec.user ?? '', ...(spec.uid ? { uid: spec.uid } : {}), groups: spec.groups ?? [] };
+    }
+    const ra = spec.resourceAttributes as Record<string, string> | undefined;
+    const nra = spec.nonResourceAttributes as Record<string, string> | undefined;
+    if (!ra && !nra) throw failure('Invalid', `${def.kind}.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified`);
+    if (def.resource === 'localsubjectaccessreviews' && ra && ra.namespace !== info.namespace) throw failure('BadRequest', `spec.resourceAttributes.namespace must match namespace: ${info.namespace}`);
+    const attrs: Attributes = ra
+      ? { user, verb: ra.verb ?? '', isResourceRequest: true, ...(ra.namespace ? { namespace: ra.namespace } : {}), apiGroup: ra.group ?? '', resource: ra.resource ?? '', ...(ra.subresource ? { subresource: ra.subresource } : {}), ...(ra.name ? { name: ra.name } : {}) }
+      : { user, verb: nra!.verb ?? '', isResourceRequest: false, path: nra!.path ?? '' };
+    const d = c.authorizer.authorize(attrs);
+    return send(c, 201, { ...out, status: { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) } });
   }
   if (def.resource === 'selfsubjectrulesreviews') {
     const { obj } = checkObjectBody(def, body, 'Ignore');
-    return send(c, 201, {
-      ...obj,
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: def.kind,
-      status: { resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false },
-    });
+    const ns = ((obj as { spec?: { namespace?: string } }).spec ?? {}).namespace;
+    let resourceRules: Record<string, unknown>[] = [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }];
+    let nonResourceRules: Record<string, unknown>[] = [{ verbs: ['*'], nonResourceURLs: ['*'] }];
+    if (c.authorizer && c.rbac) {
+      const user = c.req.user!;
+      const rules = c.rbac.rulesFor(user, ns);
+      if (user.groups.includes('system:masters')) rules.unshift({ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] });
+      resourceRules = rules.filter((r) => r.resources?.length).map((r) => ({ verbs: r.verbs, apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}) }));
+      nonResourceRules = rules.filter((r) => r.nonResourceURLs?.length).map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs }));
+    }
+    return send(c, 201, { ...obj, apiVersion: 'authorization.k8s.io/v1', kind: def.kind, metadata: { ...(obj.metadata ?? {}), creationTimestamp: null }, status: { resourceRules, nonResourceRules, incomplete: false } });
   }
   throw failure('MethodNotAllowed', `${def.resource} are not served until authentication is configured`);
 }

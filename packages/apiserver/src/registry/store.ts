@@ -127,6 +127,33 @@ export class Store {
     this.apiVersion = apiVersionOf(def.group, def.version);
   }
 
+  /**
+   * Follows every object of this resource from the watch cache: first an ADDED
+   * per object, then changes. Re-subscribes (replaying) if the cache restarts.
+   */
+  subscribe(handler: (type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject) => void): () => void {
+    let cancel: (() => void) | undefined;
+    let stopped = false;
+    const start = () => {
+      if (stopped) return;
+      void this.cacher.ready().then(() => {
+        if (stopped) return;
+        cancel = this.cacher.watch(this.prefix, undefined, () => true, {
+          event: (type, obj) => handler(type, this.external(obj)),
+          error: () => {
+            cancel = undefined;
+            setTimeout(start, 500).unref();
+          },
+        });
+      }, () => setTimeout(start, 500).unref());
+    };
+    start();
+    return () => {
+      stopped = true;
+      cancel?.();
+    };
+  }
+
   key(namespace: string | undefined, name: string): string {
     return this.def.namespaced ? `${this.prefix}${namespace}/${name}` : `${this.prefix}${name}`;
   }
@@ -330,7 +357,7 @@ export class Store {
 
   private validateCreate(obj: KubeObject): void {
     const errs: FieldError[] = [
-      ...validateObjectMeta(obj.metadata, { namespaced: this.def.namespaced, nameFn: nameIsDNSSubdomain }),
+      ...validateObjectMeta(obj.metadata, { namespaced: this.def.namespaced, nameFn: this.strategy.nameValidation ?? nameIsDNSSubdomain }),
       ...(this.strategy.validate ? this.strategy.validate(obj) : []),
     ];
     if (errs.length) throw this.invalid(obj.metadata.name ?? '', errs);
@@ -474,7 +501,7 @@ export class Store {
     }
     // Finalizers may only shrink to empty on a deleting object; the store finishes deletion then.
     errs = [
-      ...validateObjectMeta(obj.metadata, { namespaced: this.def.namespaced, nameFn: nameIsDNSSubdomain }),
+      ...validateObjectMeta(obj.metadata, { namespaced: this.def.namespaced, nameFn: this.strategy.nameValidation ?? nameIsDNSSubdomain }),
       ...validateObjectMetaUpdate(obj.metadata, old.metadata),
       ...(this.strategy.validate ? this.strategy.validate(obj) : []),
       ...(this.strategy.validateUpdate ? this.strategy.validateUpdate(obj, old) : []),

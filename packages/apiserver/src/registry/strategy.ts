@@ -5,7 +5,7 @@
  * `strategies/index.ts`, never a new store.
  */
 import type { KubeObject } from '@kubeling/api';
-import type { FieldError } from '@kubeling/apimachinery';
+import type { FieldError, NameValidator } from '@kubeling/apimachinery';
 
 export interface DeleteDecision {
   /** Seconds of graceful deletion; 0 or undefined deletes at once (finalizers permitting). */
@@ -13,6 +13,8 @@ export interface DeleteDecision {
 }
 
 export interface Strategy {
+  /** How names are checked (NameValidator); DNS subdomain when absent. */
+  nameValidation?: NameValidator;
   /** Whether `metadata.generation` is kept: 1 on create, +1 on each spec change. */
   generation?: boolean;
   /** Whether `.status` is written only through the status subresource. */

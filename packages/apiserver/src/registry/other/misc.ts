@@ -1,5 +1,5 @@
 /** Strategies of the resources with little behaviour of their own. */
-import { field, jsonEqual, type FieldError } from '@kubeling/apimachinery';
+import { field, jsonEqual, validatePathSegmentName, type FieldError } from '@kubeling/apimachinery';
 import type { Strategy } from '../strategy.js';
 import { defaultPodSpec, validatePodSpec } from '../core/pods.js';
 
@@ -24,7 +24,11 @@ export const priorityClassStrategy: Strategy = {
   },
 };
 
+/** RBAC objects: names are path segments (ValidateRBACName), so `system:node` is fine. */
+export const roleStrategy: Strategy = { nameValidation: validatePathSegmentName };
+
 export const roleBindingStrategy: Strategy = {
+  nameValidation: validatePathSegmentName,
   validate(obj) {
     const ref = (obj.roleRef ?? {}) as { kind?: string; name?: string; apiGroup?: string };
     const errs: FieldError[] = [];

@@ -9,7 +9,7 @@ import { nodeStrategy } from '../core/nodes.js';
 import { eventStrategy, eventsV1Strategy } from '../core/events.js';
 import { daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from '../apps/workloads.js';
 import { cronJobStrategy, jobStrategy } from '../batch/jobs.js';
-import { generationStatusStrategy, plainStrategy, podTemplateStrategy, priorityClassStrategy, roleBindingStrategy, statusStrategy } from '../other/misc.js';
+import { generationStatusStrategy, plainStrategy, podTemplateStrategy, priorityClassStrategy, roleBindingStrategy, roleStrategy, statusStrategy } from '../other/misc.js';
 
 const byResource: Record<string, Strategy> = {
   '/pods': podStrategy,
@@ -32,6 +32,8 @@ const byResource: Record<string, Strategy> = {
   'autoscaling/horizontalpodautoscalers': statusStrategy,
   'policy/poddisruptionbudgets': generationStatusStrategy,
   'scheduling.k8s.io/priorityclasses': priorityClassStrategy,
+  'rbac.authorization.k8s.io/roles': roleStrategy,
+  'rbac.authorization.k8s.io/clusterroles': roleStrategy,
   'rbac.authorization.k8s.io/rolebindings': roleBindingStrategy,
   'rbac.authorization.k8s.io/clusterrolebindings': roleBindingStrategy,
 };

@@ -1,0 +1,173 @@
+/**
+ * The bootstrap RBAC policy (kubernetes plugin/pkg/auth/authorizer/rbac/
+ * bootstrappolicy): the user-facing roles (cluster-admin; admin, edit, view by
+ * aggregation), discovery and self-review access for everyone authenticated,
+ * and the roles of the control-plane components, each bound to its identity.
+ * Reconciled at start: missing objects are created, missing rules and
+ * subjects added to objects that allow auto-update.
+ */
+import type { KubeObject } from '@kubeling/api';
+import { isAlreadyExists, isNotFound, jsonEqual } from '@kubeling/apimachinery';
+import type { Store } from '../registry/store.js';
+import type { PolicyRule } from './rbac.js';
+
+const RO = ['get', 'list', 'watch'];
+const RW = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+const ALL = ['*'];
+
+const rule = (verbs: string[], apiGroups: string[], resources: string[], resourceNames?: string[]): PolicyRule => ({ verbs, apiGroups, resources, ...(resourceNames ? { resourceNames } : {}) });
+const urls = (verbs: string[], nonResourceURLs: string[]): PolicyRule => ({ verbs, nonResourceURLs });
+
+const AUTOUPDATE = { 'rbac.authorization.kubernetes.io/autoupdate': 'true' };
+const BOOTSTRAP_LABELS = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
+
+function clusterRole(name: string, rules: PolicyRule[], extra: { labels?: Record<string, string>; aggregate?: string } = {}): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: { ...BOOTSTRAP_LABELS, ...(extra.labels ?? {}) }, annotations: AUTOUPDATE },
+    ...(extra.aggregate ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${extra.aggregate}`]: 'true' } }] } } : {}),
+    rules,
+  } as KubeObject;
+}
+
+function clusterRoleBinding(name: string, role: string, subjects: { kind: string; name: string; namespace?: string }[]): KubeObject {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name, labels: BOOTSTRAP_LABELS, annotations: AUTOUPDATE },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+    subjects: subjects.map((s) => ({ ...(s.kind !== 'ServiceAccount' ? { apiGroup: 'rbac.authorization.k8s.io' } : {}), ...s })),
+  } as KubeObject;
+}
+
+const group = (name: string) => ({ kind: 'Group', name });
+const user = (name: string) => ({ kind: 'User', name });
+
+const VIEW_CORE = ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status', 'bindings', 'events', 'limitranges', 'namespaces', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status'];
+const APPS = ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status'];
+
+export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] } {
+  const clusterRoles = [
+    clusterRole('cluster-admin', [rule(ALL, ['*'], ['*']), urls(ALL, ['*'])]),
+    clusterRole('admin', [], { aggregate: 'admin' }),
+    clusterRole('edit', [], { aggregate: 'edit', labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
+    clusterRole('view', [], { aggregate: 'view', labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } }),
+    clusterRole('system:aggregate-to-admin', [rule(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], ['rbac.authorization.k8s.io'], ['rolebindings', 'roles']), rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews'])], { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
+    clusterRole(
+      'system:aggregate-to-edit',
+      [
+        rule(['create', 'delete', 'deletecollection', 'patch', 'update'], [''], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'configmaps', 'endpoints', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy']),
+        rule(['create'], [''], ['serviceaccounts/token']),
+        rule(['get', 'list', 'watch'], [''], ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy']),
+        rule(['impersonate'], [''], ['serviceaccounts']),
+        rule(RW, ['apps'], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale']),
+        rule(RW, ['autoscaling'], ['horizontalpodautoscalers']),
+        rule(RW, ['batch'], ['cronjobs', 'jobs']),
+        rule(RW, ['policy'], ['poddisruptionbudgets']),
+        rule(RW, ['networking.k8s.io'], ['ingresses', 'networkpolicies']),
+        rule(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], ['coordination.k8s.io'], ['leases']),
+      ],
+      { labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } },
+    ),
+    clusterRole(
+      'system:aggregate-to-view',
+      [
+        rule(RO, [''], VIEW_CORE),
+        rule(RO, ['apps'], APPS),
+        rule(RO, ['autoscaling'], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
+        rule(RO, ['batch'], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status']),
+        rule(RO, ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
+        rule(RO, ['networking.k8s.io'], ['ingresses', 'ingresses/status', 'networkpolicies']),
+        rule(RO, ['discovery.k8s.io'], ['endpointslices']),
+        rule(RO, ['events.k8s.io'], ['events']),
+      ],
+      { labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
+    ),
+    clusterRole('system:basic-user', [rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']), rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews'])]),
+    clusterRole('system:discovery', [urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'])]),
+    clusterRole('system:public-info-viewer', [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])]),
+    clusterRole('system:kube-scheduler', [
+      rule(['create', 'patch', 'update'], ['', 'events.k8s.io'], ['events']),
+      rule(['create'], ['coordination.k8s.io'], ['leases']),
+      rule(['get', 'update'], ['coordination.k8s.io'], ['leases'], ['kube-scheduler']),
+      rule(RO, [''], ['nodes', 'namespaces', 'services', 'replicationcontrollers', 'persistentvolumeclaims', 'persistentvolumes']),
+      rule(['delete', 'get', 'list', 'watch'], [''], ['pods']),
+      rule(['create'], [''], ['bindings', 'pods/binding']),
+      rule(['patch', 'update'], [''], ['pods/status']),
+      rule(RO, ['apps'], ['replicasets', 'statefulsets']),
+      rule(RO, ['policy'], ['poddisruptionbudgets']),
+      rule(RO, ['scheduling.k8s.io'], ['priorityclasses']),
+      rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+      rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+    ]),
+    // One identity runs every controller here, so it holds what the per-controller
+    // roles (system:controller:*) grant between them.
+    clusterRole('system:kube-controller-manager', [
+      rule(['create', 'patch', 'update'], ['', 'events.k8s.io'], ['events']),
+      rule(['create'], ['coordination.k8s.io'], ['leases']),
+      rule(['get', 'update'], ['coordination.k8s.io'], ['leases'], ['kube-controller-manager']),
+      rule(RO, ['coordination.k8s.io'], ['leases']),
+      rule(['list', 'watch'], ['*'], ['*']),
+      rule(['get'], ['*'], ['*']),
+      rule([...RW, 'get', 'list', 'watch'], [''], ['pods', 'pods/status', 'endpoints', 'serviceaccounts', 'namespaces', 'namespaces/finalize', 'namespaces/status', 'nodes', 'nodes/status', 'configmaps', 'replicationcontrollers', 'services', 'services/status', 'persistentvolumeclaims', 'resourcequotas', 'resourcequotas/status', 'limitranges', 'secrets', 'podtemplates']),
+      rule([...RW], ['apps'], ['deployments', 'deployments/status', 'deployments/finalizers', 'replicasets', 'replicasets/status', 'replicasets/finalizers', 'daemonsets', 'daemonsets/status', 'daemonsets/finalizers', 'statefulsets', 'statefulsets/status', 'controllerrevisions']),
+      rule([...RW], ['batch'], ['jobs', 'jobs/status', 'jobs/finalizers', 'cronjobs', 'cronjobs/status', 'cronjobs/finalizers']),
+      rule([...RW], ['discovery.k8s.io'], ['endpointslices']),
+      rule([...RW], ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
+      rule(['delete', 'deletecollection', 'patch', 'update'], ['*'], ['*']),
+      rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+      rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+      rule(['create'], [''], ['serviceaccounts/token']),
+    ]),
+    clusterRole('system:node', [
+      rule(['create', 'get', 'list', 'watch', 'patch', 'update', 'delete'], [''], ['nodes', 'nodes/status']),
+      rule(RO, [''], ['pods', 'services', 'endpoints', 'configmaps', 'secrets', 'persistentvolumeclaims', 'persistentvolumes', 'namespaces']),
+      rule(['create', 'delete'], [''], ['pods']),
+      rule(['patch', 'update'], [''], ['pods/status']),
+      rule(['create'], [''], ['pods/eviction']),
+      rule(['create', 'patch', 'update'], ['', 'events.k8s.io'], ['events']),
+      rule(['create', 'delete', 'get', 'patch', 'update'], ['coordination.k8s.io'], ['leases']),
+      rule(['create'], [''], ['serviceaccounts/token']),
+      rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+      rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews', 'subjectaccessreviews']),
+      rule(RO, ['node.k8s.io'], ['runtimeclasses']),
+    ]),
+  ];
+  const clusterRoleBindings = [
+    clusterRoleBinding('cluster-admin', 'cluster-admin', [group('system:masters')]),
+    clusterRoleBinding('system:basic-user', 'system:basic-user', [group('system:authenticated')]),
+    clusterRoleBinding('system:discovery', 'system:discovery', [group('system:authenticated')]),
+    clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
+    clusterRoleBinding('system:kube-scheduler', 'system:kube-scheduler', [user('system:kube-scheduler')]),
+    clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user('system:kube-controller-manager')]),
+    clusterRoleBinding('system:node', 'system:node', [group('system:nodes')]),
+  ];
+  return { clusterRoles, clusterRoleBindings };
+}
+
+/** Creates missing bootstrap objects; adds missing rules/subjects to auto-updating ones. */
+export async function reconcileBootstrapPolicy(roles: Store, bindings: Store): Promise<void> {
+  const { clusterRoles, clusterRoleBindings } = bootstrapPolicy();
+  const sync = async (store: Store, want: KubeObject, field: 'rules' | 'subjects') => {
+    try {
+      await store.create(undefined, want, { fieldManager: 'kube-apiserver' });
+      return;
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+    await store.guaranteedUpdate(undefined, want.metadata.name!, (cur) => {
+      if (cur.metadata.annotations?.['rbac.authorization.kubernetes.io/autoupdate'] === 'false') return cur;
+      const have = ((cur as Record<string, unknown>)[field] ?? []) as unknown[];
+      const missing = (((want as Record<string, unknown>)[field] ?? []) as unknown[]).filter((w) => !have.some((h) => jsonEqual(h, w)));
+      const next = structuredClone(cur) as Record<string, unknown>;
+      if (missing.length) next[field] = [...have, ...missing];
+      if ((want as Record<string, unknown>).aggregationRule && !next.aggregationRule) next.aggregationRule = (want as Record<string, unknown>).aggregationRule;
+      return next as KubeObject;
+    }, { ctx: { fieldManager: 'kube-apiserver' } }).catch((e) => {
+      if (!isNotFound(e)) throw e;
+    });
+  };
+  for (const r of clusterRoles) await sync(roles, r, 'rules');
+  for (const b of clusterRoleBindings) await sync(bindings, b, 'subjects');
+}

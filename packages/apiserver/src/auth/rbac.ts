@@ -1,0 +1,166 @@
+/**
+ * RBAC (kubernetes plugin/pkg/auth/authorizer/rbac): Roles and ClusterRoles
+ * grant rules; RoleBindings grant them in their namespace, ClusterRoleBindings
+ * everywhere. A ClusterRole with an aggregationRule has the rules of the
+ * ClusterRoles its selectors match. The policy is kept in memory, fed by the
+ * watch cache, so no request reads etcd to be authorized.
+ */
+import type { KubeObject } from '@kubeling/api';
+import { selectorFromLabelSelector } from '@kubeling/apimachinery';
+import type { Attributes, Authorizer, Decision, UserInfo } from './types.js';
+
+export interface PolicyRule {
+  verbs: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+interface Binding {
+  namespace?: string;
+  roleRef: { kind: string; name: string };
+  subjects: Subject[];
+}
+
+type Obj = Record<string, any>;
+
+const has = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
+
+function resourceMatches(rule: PolicyRule, resource: string, subresource: string | undefined): boolean {
+  const combined = subresource ? `${resource}/${subresource}` : resource;
+  for (const r of rule.resources ?? []) {
+    if (r === '*' || r === combined) return true;
+    if (subresource && r === `*/${subresource}`) return true;
+  }
+  return false;
+}
+
+function nonResourceMatches(rule: PolicyRule, path: string): boolean {
+  for (const u of rule.nonResourceURLs ?? []) {
+    if (u === '*' || u === path) return true;
+    if (u.endsWith('*') && path.startsWith(u.slice(0, -1))) return true;
+  }
+  return false;
+}
+
+/** RuleAllows. */
+export function ruleAllows(a: Attributes, rule: PolicyRule): boolean {
+  if (!has(rule.verbs, a.verb)) return false;
+  if (!a.isResourceRequest) return nonResourceMatches(rule, a.path ?? '');
+  if (!has(rule.apiGroups, a.apiGroup ?? '')) return false;
+  if (!resourceMatches(rule, a.resource ?? '', a.subresource)) return false;
+  if (rule.resourceNames?.length) return !!a.name && rule.resourceNames.includes(a.name);
+  return true;
+}
+
+function subjectMatches(s: Subject, user: UserInfo, bindingNamespace: string | undefined): boolean {
+  switch (s.kind) {
+    case 'User':
+      return s.name === user.name;
+    case 'Group':
+      return user.groups.includes(s.name);
+    case 'ServiceAccount':
+      return user.name === `system:serviceaccount:${s.namespace || bindingNamespace}:${s.name}`;
+    default:
+      return false;
+  }
+}
+
+export class RbacAuthorizer implements Authorizer {
+  private readonly roles = new Map<string, KubeObject>();
+  private readonly clusterRoles = new Map<string, KubeObject>();
+  private readonly roleBindings = new Map<string, Binding>();
+  private readonly clusterRoleBindings = new Map<string, Binding>();
+
+  /** Feeds one change of a Role/ClusterRole/RoleBinding/ClusterRoleBinding. */
+  apply(kind: 'roles' | 'clusterroles' | 'rolebindings' | 'clusterrolebindings', type: string, obj: KubeObject): void {
+    const key = `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+    const del = type === 'DELETED';
+    if (kind === 'roles') del ? this.roles.delete(key) : this.roles.set(key, obj);
+    else if (kind === 'clusterroles') del ? this.clusterRoles.delete(obj.metadata.name!) : this.clusterRoles.set(obj.metadata.name!, obj);
+    else {
+      const b: Binding = { ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}), roleRef: (obj as Obj).roleRef, subjects: (obj as Obj).subjects ?? [] };
+      const map = kind === 'rolebindings' ? this.roleBindings : this.clusterRoleBindings;
+      del ? map.delete(key) : map.set(key, b);
+    }
+  }
+
+  /** A ClusterRole's rules, with aggregation. */
+  private clusterRoleRules(name: string): PolicyRule[] {
+    const cr = this.clusterRoles.get(name) as Obj | undefined;
+    if (!cr) return [];
+    const own = (cr.rules ?? []) as PolicyRule[];
+    const selectors = cr.aggregationRule?.clusterRoleSelectors as Obj[] | undefined;
+    if (!selectors?.length) return own;
+    const out = [...own];
+    for (const other of this.clusterRoles.values()) {
+      if (other.metadata.name === name) continue;
+      for (const sel of selectors) {
+        try {
+          if (selectorFromLabelSelector(sel).matches(other.metadata.labels ?? {})) {
+            out.push(...(((other as Obj).rules ?? []) as PolicyRule[]));
+            break;
+          }
+        } catch {
+          // a bad selector aggregates nothing
+        }
+      }
+    }
+    return out;
+  }
+
+  private bindingRules(b: Binding): PolicyRule[] {
+    if (b.roleRef?.kind === 'ClusterRole') return this.clusterRoleRules(b.roleRef.name);
+    if (b.roleRef?.kind === 'Role') return (((this.roles.get(`${b.namespace}/${b.roleRef.name}`) as Obj | undefined)?.rules ?? []) as PolicyRule[]);
+    return [];
+  }
+
+  /** Every rule that applies to the user in a namespace (cluster-wide ones included). */
+  rulesFor(user: UserInfo, namespace: string | undefined): PolicyRule[] {
+    const out: PolicyRule[] = [];
+    for (const b of this.clusterRoleBindings.values()) if (b.subjects.some((s) => subjectMatches(s, user, undefined))) out.push(...this.bindingRules(b));
+    if (namespace) for (const b of this.roleBindings.values()) if (b.namespace === namespace && b.subjects.some((s) => subjectMatches(s, user, b.namespace))) out.push(...this.bindingRules(b));
+    return out;
+  }
+
+  authorize(a: Attributes): Decision {
+    for (const b of this.clusterRoleBindings.values()) {
+      if (!b.subjects.some((s) => subjectMatches(s, a.user, undefined))) continue;
+      if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding with role ${b.roleRef.name}` };
+    }
+    if (a.namespace) {
+      for (const b of this.roleBindings.values()) {
+        if (b.namespace !== a.namespace || !b.subjects.some((s) => subjectMatches(s, a.user, b.namespace))) continue;
+        if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by RoleBinding with ${b.roleRef.kind} ${b.roleRef.name}` };
+      }
+    }
+    return { allowed: false, reason: '' };
+  }
+}
+
+/** system:masters may do anything, before RBAC is consulted (as upstream's privileged group). */
+export class MastersAuthorizer implements Authorizer {
+  authorize(a: Attributes): Decision {
+    return a.user.groups.includes('system:masters') ? { allowed: true, reason: 'member of system:masters' } : { allowed: false, reason: '' };
+  }
+}
+
+export class UnionAuthorizer implements Authorizer {
+  constructor(private readonly list: Authorizer[]) {}
+  authorize(a: Attributes): Decision {
+    const reasons: string[] = [];
+    for (const z of this.list) {
+      const d = z.authorize(a);
+      if (d.allowed) return d;
+      if (d.reason) reasons.push(d.reason);
+    }
+    return { allowed: false, reason: reasons.join(', ') };
+  }
+}
