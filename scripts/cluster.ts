@@ -3,6 +3,7 @@
  * git): what `npm run up` started (PIDs, ports), logs, etcd data, kubeconfig.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -52,6 +53,19 @@ export async function healthy(url: string | undefined): Promise<boolean> {
   if (!url) return false;
   // A unix socket (the runtime's CRI endpoint) is healthy once it exists.
   if (url.startsWith('unix://')) return existsSync(url.slice('unix://'.length));
+  if (url.startsWith('https://')) {
+    // The apiserver's certificate is signed by the cluster CA.
+    const caFile = join(STATE, 'pki', 'ca.crt');
+    const ca = existsSync(caFile) ? readFileSync(caFile) : undefined;
+    return new Promise((resolve) => {
+      const req = httpsGet(url, { ...(ca ? { ca } : {}), timeout: 2000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
+      req.on('error', () => resolve(false));
+      req.on('timeout', () => req.destroy());
+    });
+  }
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
     return res.ok;

@@ -5,7 +5,8 @@
  * Idempotent: a cluster that is already up is left as it is.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { ensureClusterPKI } from '@kubeling/pki';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -51,21 +52,26 @@ async function waitHealthy(c: Component, url: string, timeoutMs: number): Promis
   throw new Error(`${c.name} did not become healthy in ${timeoutMs / 1000}s; see ${join(LOGS, `${c.name}.log`)}`);
 }
 
-function kubeconfig(server: string): string {
+/** A kubeconfig for one identity: the CA and a client certificate, all inline. */
+function kubeconfig(server: string, caFile: string, client: { cert: string; key: string }, user: string): string {
+  const b64 = (f: string) => readFileSync(f).toString('base64');
   return `apiVersion: v1
 kind: Config
 clusters:
 - name: kubeling
   cluster:
     server: ${server}
+    certificate-authority-data: ${b64(caFile)}
 users:
-- name: admin
-  user: {}
+- name: ${user}
+  user:
+    client-certificate-data: ${b64(client.cert)}
+    client-key-data: ${b64(client.key)}
 contexts:
 - name: kubeling
   context:
     cluster: kubeling
-    user: admin
+    user: ${user}
     namespace: default
 current-context: kubeling
 `;
@@ -103,8 +109,24 @@ async function main(): Promise<void> {
   await waitHealthy(etcd, etcd.health, 20_000);
   console.log(`etcd          ready at ${etcdURL} (pid ${etcd.pid})`);
 
+  const nodes = Number(values.nodes);
+  if (!Number.isInteger(nodes) || nodes < 0 || nodes > 50) throw new Error('--nodes must be between 0 and 50');
+  const nodeNames = Array.from({ length: nodes }, (_, i) => `kubeling-node-${i + 1}`);
+  // PKI: the CA, the apiserver's certificate, a client certificate per component.
+  const pki = await ensureClusterPKI(join(STATE, 'pki'), {
+    admin: { cn: 'kubernetes-admin', orgs: ['system:masters'] },
+    'controller-manager': { cn: 'system:kube-controller-manager' },
+    scheduler: { cn: 'system:kube-scheduler' },
+    ...Object.fromEntries(nodeNames.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
+  });
   const apiPort = await pickPort(Number(values['apiserver-port']));
-  const apiURL = `http://127.0.0.1:${apiPort}`;
+  const apiURL = `https://127.0.0.1:${apiPort}`;
+  const kubeconfigFor = (name: string, user: string) => {
+    const f = join(STATE, 'kubeconfigs', `${name}.kubeconfig`);
+    mkdirSync(join(STATE, 'kubeconfigs'), { recursive: true, mode: 0o700 });
+    writeFileSync(f, kubeconfig(apiURL, pki.ca, pki.clients[name]!, user), { mode: 0o600 });
+    return f;
+  };
   const apiserver = start('apiserver', process.execPath, [
     '--import',
     'tsx',
@@ -112,6 +134,10 @@ async function main(): Promise<void> {
     `--etcd-servers=${etcdURL}`,
     '--bind-address=127.0.0.1',
     `--secure-port=${apiPort}`,
+    `--tls-cert-file=${pki.apiserverCert}`,
+    `--tls-private-key-file=${pki.apiserverKey}`,
+    `--client-ca-file=${pki.ca}`,
+    '--authorization-mode=Node,RBAC',
   ]);
   apiserver.health = `${apiURL}/readyz`;
   components.push(apiserver);
@@ -124,7 +150,7 @@ async function main(): Promise<void> {
     '--import',
     'tsx',
     'packages/controller-manager/src/main.ts',
-    `--master=${apiURL}`,
+    `--kubeconfig=${kubeconfigFor('controller-manager', 'system:kube-controller-manager')}`,
     '--bind-address=127.0.0.1',
     `--secure-port=${cmPort}`,
   ]);
@@ -139,7 +165,7 @@ async function main(): Promise<void> {
     '--import',
     'tsx',
     'packages/scheduler/src/main.ts',
-    `--master=${apiURL}`,
+    `--kubeconfig=${kubeconfigFor('scheduler', 'system:kube-scheduler')}`,
     '--bind-address=127.0.0.1',
     `--secure-port=${schedPort}`,
   ]);
@@ -150,8 +176,6 @@ async function main(): Promise<void> {
   console.log(`scheduler     ready (pid ${sched.pid}, health on ${schedPort})`);
 
   // Nodes: a runtime (CRI server) and a kubelet each, pod IPs in 127.2.<n>.0/24.
-  const nodes = Number(values.nodes);
-  if (!Number.isInteger(nodes) || nodes < 0 || nodes > 50) throw new Error('--nodes must be between 0 and 50');
   mkdirSync(join(STATE, 'run'), { recursive: true });
   for (let i = 1; i <= nodes; i++) {
     const node = `kubeling-node-${i}`;
@@ -167,7 +191,7 @@ async function main(): Promise<void> {
       'tsx',
       'packages/kubelet/src/main.ts',
       `--node-name=${node}`,
-      `--master=${apiURL}`,
+      `--kubeconfig=${kubeconfigFor(`kubelet-${node}`, `system:node:${node}`)}`,
       `--container-runtime-endpoint=${sock}`,
       `--root-dir=${join(STATE, 'kubelet', node)}`,
       `--port=${port}`,
@@ -179,7 +203,7 @@ async function main(): Promise<void> {
     console.log(`${node} ready (runtime pid ${rt.pid}, kubelet pid ${kubelet.pid} on ${port}, pod IPs 127.2.${i}.0/24)`);
   }
 
-  writeFileSync(KUBECONFIG, kubeconfig(apiURL));
+  writeFileSync(KUBECONFIG, kubeconfig(apiURL, pki.ca, pki.clients.admin!, 'kubernetes-admin'), { mode: 0o600 });
   console.log(`kubeconfig    written to ${KUBECONFIG}`);
   printNext();
 }

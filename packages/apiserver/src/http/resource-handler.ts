@@ -579,6 +579,9 @@ async function createVirtual(c: HandlerContext) {
       if (user.groups.includes('system:masters')) rules.unshift({ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] });
       resourceRules = rules.filter((r) => r.resources?.length).map((r) => ({ verbs: r.verbs, apiGroups: r.apiGroups ?? [], resources: r.resources ?? [], ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}) }));
       nonResourceRules = rules.filter((r) => r.nonResourceURLs?.length).map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs }));
+      const dedupe = <T,>(list: T[]) => [...new Map(list.map((x) => [JSON.stringify(x), x])).values()];
+      resourceRules = dedupe(resourceRules);
+      nonResourceRules = dedupe(nonResourceRules);
     }
     return send(c, 201, { ...obj, apiVersion: 'authorization.k8s.io/v1', kind: def.kind, metadata: { ...(obj.metadata ?? {}), creationTimestamp: null }, status: { resourceRules, nonResourceRules, incomplete: false } });
   }
