@@ -138,6 +138,8 @@ async function main(): Promise<void> {
     `--tls-private-key-file=${pki.apiserverKey}`,
     `--client-ca-file=${pki.ca}`,
     '--authorization-mode=Node,RBAC',
+    `--service-account-signing-key-file=${pki.saKey}`,
+    `--service-account-key-file=${pki.saPub}`,
   ]);
   apiserver.health = `${apiURL}/readyz`;
   components.push(apiserver);

@@ -7,6 +7,8 @@
  *   --etcd-compaction-interval=5m   --watch-cache-size=10000
  *   --tls-cert-file=PEM --tls-private-key-file=PEM   HTTPS (with --client-ca-file for x509 users)
  *   --client-ca-file=PEM  --token-auth-file=CSV
+ *   --service-account-signing-key-file=PEM --service-account-key-file=PEM (repeatable)
+ *   --service-account-issuer=URL --api-audiences=a,b
  *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
  *   --log-level=info
  */
@@ -45,6 +47,10 @@ async function main(): Promise<void> {
       'client-ca-file': { type: 'string' },
       'token-auth-file': { type: 'string' },
       'authorization-mode': { type: 'string' },
+      'service-account-key-file': { type: 'string', multiple: true },
+      'service-account-signing-key-file': { type: 'string' },
+      'service-account-issuer': { type: 'string', default: 'https://kubernetes.default.svc.cluster.local' },
+      'api-audiences': { type: 'string' },
     },
     strict: true,
   });
@@ -65,6 +71,16 @@ async function main(): Promise<void> {
       ? { tls: { cert: readFileSync(values['tls-cert-file'], 'utf8'), key: readFileSync(values['tls-private-key-file'], 'utf8'), ...(values['client-ca-file'] ? { clientCA: readFileSync(values['client-ca-file'], 'utf8') } : {}) } }
       : {}),
     ...(values['token-auth-file'] ? { tokenFile: values['token-auth-file'] } : {}),
+    ...(values['service-account-signing-key-file']
+      ? {
+          serviceAccount: {
+            signingKeyPem: readFileSync(values['service-account-signing-key-file'], 'utf8'),
+            publicKeyPems: (values['service-account-key-file'] ?? []).map((f) => readFileSync(f, 'utf8')),
+            issuer: values['service-account-issuer']!,
+            audiences: values['api-audiences'] ? values['api-audiences'].split(',') : [values['service-account-issuer']!],
+          },
+        }
+      : {}),
     ...(values['authorization-mode'] ? { authorizationMode: authzMode(values['authorization-mode']) } : {}),
   });
   await server.app.listen({ host, port });

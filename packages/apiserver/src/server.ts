@@ -28,7 +28,8 @@ import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
 import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/priority.js';
-import { Authenticator, MastersAuthorizer, RbacAuthorizer, StaticTokens, UnionAuthorizer, authHook, reconcileBootstrapPolicy, type Authorizer } from './auth/index.js';
+import { Authenticator, MastersAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, reconcileBootstrapPolicy, type Authorizer } from './auth/index.js';
+import type { TokenAuthenticator } from './auth/authn.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
 
 export interface ApiServerOptions {
@@ -50,6 +51,8 @@ export interface ApiServerOptions {
   tls?: { cert: string; key: string; clientCA?: string };
   /** Static bearer tokens (the --token-auth-file format). */
   tokenFile?: string;
+  /** ServiceAccount tokens: the signing key, the keys that verify, the issuer and API audiences. */
+  serviceAccount?: { signingKeyPem: string; publicKeyPems: string[]; issuer?: string; audiences?: string[] };
   /** AlwaysAllow (no authentication, the default without TLS) or RBAC (the default with TLS). */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
 }
@@ -104,6 +107,17 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const priority = new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!);
   registry.get('/v1/pods')!.admission.push(priority);
   const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
+  const cached = async (resource: string, ns: string, name: string) => registry.get(resource)!.get(ns, name, '0').catch(() => undefined);
+  const saTokens = opts.serviceAccount
+    ? new ServiceAccountTokens({
+        signingKeyPem: opts.serviceAccount.signingKeyPem,
+        publicKeyPems: opts.serviceAccount.publicKeyPems,
+        issuer: opts.serviceAccount.issuer ?? 'https://kubernetes.default.svc.cluster.local',
+        audiences: opts.serviceAccount.audiences ?? [opts.serviceAccount.issuer ?? 'https://kubernetes.default.svc.cluster.local'],
+        lookup: { serviceAccount: (ns, n) => cached('/v1/serviceaccounts', ns, n), pod: (ns, n) => cached('/v1/pods', ns, n) },
+      })
+    : undefined;
+  let authenticator: Authenticator | undefined;
   let rbac: RbacAuthorizer | undefined;
   let authorizer: Authorizer | undefined;
   const unsubscribe: (() => void)[] = [];
@@ -114,7 +128,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       unsubscribe.push(registry.get(`rbac.authorization.k8s.io/v1/${kind}`)!.subscribe((type, obj) => r.apply(kind, type, obj)));
     }
     authorizer = new UnionAuthorizer([new MastersAuthorizer(), r]);
-    const authenticator = new Authenticator(opts.tokenFile ? [StaticTokens.fromFile(opts.tokenFile)] : []);
+    const tokenAuth: TokenAuthenticator[] = opts.tokenFile ? [StaticTokens.fromFile(opts.tokenFile)] : [];
+    if (saTokens) tokenAuth.push(saTokens);
+    authenticator = new Authenticator(tokenAuth);
     app.addHook('onRequest', authHook({ authenticator, authorizer }));
   }
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
@@ -214,7 +230,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (!info.isResourceRequest) throw notFoundPath();
     const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
     if (!def) throw notFoundPath();
-    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800 } });
+    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), ...(saTokens ? { saTokens } : {}), ...(authenticator ? { authenticator } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800 } });
   };
   for (const prefix of ['/api/v1/*', '/apis/:group/:version/*']) {
     app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: prefix, handler: resourceRoute });

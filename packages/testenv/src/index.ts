@@ -12,7 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { APISERVER_DNS, APISERVER_IPS, createCA, issue } from '@kubeling/pki';
+import { APISERVER_DNS, APISERVER_IPS, createCA, issue, serviceAccountKeys } from '@kubeling/pki';
 import { buildApiServer, type ApiServer, type ApiServerOptions } from '@kubeling/apiserver';
 import { freePort, startEtcd, stopChild, waitFor, type EtcdProcess } from './etcd.js';
 
@@ -20,6 +20,9 @@ export { freePort, startEtcd, stopChild, waitFor, type EtcdProcess } from './etc
 
 export interface TestPKI {
   caPem: string;
+  /** The ServiceAccount signing key (ES256 PKCS#8) and its public key. */
+  saPrivatePem: string;
+  saPublicPem: string;
   /** A client certificate for user `cn` in groups `orgs`. */
   client(cn: string, orgs?: string[]): Promise<{ certPem: string; keyPem: string }>;
 }
@@ -84,9 +87,10 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       const ca = await createCA('kubeling-test-ca');
       const serving = await issue(ca, { commonName: 'kube-apiserver', dnsNames: APISERVER_DNS, ips: APISERVER_IPS, usage: 'server' });
       tls = { cert: serving.certPem, key: serving.keyPem, clientCA: ca.certPem };
-      pki = { caPem: ca.certPem, client: (cn, orgs = []) => issue(ca, { commonName: cn, organizations: orgs, usage: 'client' }) };
+      const sa = await serviceAccountKeys();
+      pki = { caPem: ca.certPem, saPrivatePem: sa.privatePem, saPublicPem: sa.publicPem, client: (cn, orgs = []) => issue(ca, { commonName: cn, organizations: orgs, usage: 'client' }) };
     }
-    const server = await buildApiServer({ etcdServers: [etcd.endpoint], logger: false, ...(tls ? { tls } : {}), ...opts.server });
+    const server = await buildApiServer({ etcdServers: [etcd.endpoint], logger: false, ...(tls ? { tls } : {}), ...(pki ? { serviceAccount: { signingKeyPem: pki.saPrivatePem, publicKeyPems: [pki.saPublicPem] } } : {}), ...opts.server });
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = server.app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : 0;

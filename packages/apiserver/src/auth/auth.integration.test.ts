@@ -148,3 +148,60 @@ test('the real kubectl over HTTPS with the CA and a client certificate; auth can
     ka.cleanup();
   }
 });
+
+test('ServiceAccount tokens: TokenRequest, use with RBAC, TokenReview; tampered, expired and pod-bound-after-deletion tokens are 401', async () => {
+  await call('POST', '/api/v1/namespaces/dev/serviceaccounts', admin, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'robot' } });
+  await call('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/dev/rolebindings', admin, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'robot-reads' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ kind: 'ServiceAccount', name: 'robot', namespace: 'dev' }] });
+  await new Promise((r) => setTimeout(r, 200));
+  const tr = await call('POST', '/api/v1/namespaces/dev/serviceaccounts/robot/token', admin, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+  assert.equal(tr.status, 201, JSON.stringify(tr.body));
+  const token = tr.body.status.token as string;
+  assert.equal(token.split('.').length, 3);
+  assert.ok(Date.parse(tr.body.status.expirationTimestamp) > Date.now() + 3500_000);
+  assert.equal((await call('GET', '/api/v1/namespaces/dev/pods', { token })).status, 200);
+  const other = await call('GET', '/api/v1/namespaces/prod/pods', { token });
+  assert.equal(other.body.message, 'pods is forbidden: User "system:serviceaccount:dev:robot" cannot list resource "pods" in API group "" in the namespace "prod"');
+  const review = await call('POST', '/apis/authentication.k8s.io/v1/tokenreviews', admin, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } });
+  assert.equal(review.body.status.authenticated, true);
+  assert.equal(review.body.status.user.username, 'system:serviceaccount:dev:robot');
+  assert.ok(review.body.status.user.groups.includes('system:serviceaccounts:dev'));
+  // Tampered: one character of the payload changed.
+  const [h, p, s] = token.split('.');
+  const tampered = `${h}.${p!.slice(0, 10)}${p![10] === 'A' ? 'B' : 'A'}${p!.slice(11)}.${s}`;
+  assert.equal((await call('GET', '/api/v1/namespaces/dev/pods', { token: tampered })).status, 401);
+  // Expired: signed with the cluster key, an hour in the past.
+  const { ServiceAccountTokens } = await import('./serviceaccount.js');
+  const sa = (await call('GET', '/api/v1/namespaces/dev/serviceaccounts/robot', admin)).body;
+  const signer = new ServiceAccountTokens({ signingKeyPem: env.pki!.saPrivatePem, publicKeyPems: [env.pki!.saPublicPem], issuer: 'https://kubernetes.default.svc.cluster.local', audiences: ['https://kubernetes.default.svc.cluster.local'], lookup: { serviceAccount: async () => undefined, pod: async () => undefined } });
+  const expired = (await signer.issue(sa, { expirationSeconds: -3600 })).token;
+  assert.equal((await call('GET', '/api/v1/namespaces/dev/pods', { token: expired })).status, 401);
+  // Bound to a pod: valid while the pod lives.
+  await call('POST', '/api/v1/namespaces/dev/pods', admin, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'holder' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+  const bound = await call('POST', '/api/v1/namespaces/dev/serviceaccounts/robot/token', admin, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'holder' } } });
+  const podToken = bound.body.status.token as string;
+  assert.equal((await call('GET', '/api/v1/namespaces/dev/pods', { token: podToken })).status, 200);
+  await call('DELETE', '/api/v1/namespaces/dev/pods/holder', admin, { gracePeriodSeconds: 0 });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal((await call('GET', '/api/v1/namespaces/dev/pods', { token: podToken })).status, 401, 'the pod is gone');
+  const short = await call('POST', '/api/v1/namespaces/dev/serviceaccounts/robot/token', admin, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 60 } });
+  assert.equal(short.status, 422);
+});
+
+test('kubectl create token, then kubectl with that token', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+  const ka = new Kubectl(env.url, kubectlBin!, { namespace: 'dev', caPem: env.pki!.caPem, ...admin });
+  try {
+    const t = await ka.run(['create', 'token', 'robot', '-n', 'dev']);
+    assert.equal(t.code, 0, t.stderr);
+    const k = new Kubectl(env.url, kubectlBin!, { namespace: 'dev', caPem: env.pki!.caPem, token: t.stdout.trim() });
+    try {
+      const get = await k.run(['get', 'pods']);
+      assert.equal(get.code, 0, get.stderr);
+      const who = await k.run(['auth', 'can-i', 'list', 'pods', '-n', 'prod']);
+      assert.equal(who.stdout.trim(), 'no');
+    } finally {
+      k.cleanup();
+    }
+  } finally {
+    ka.cleanup();
+  }
+});

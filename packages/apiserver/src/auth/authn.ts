@@ -58,6 +58,15 @@ function withAuthenticated(u: UserInfo): UserInfo {
 export class Authenticator {
   constructor(private readonly tokens: TokenAuthenticator[]) {}
 
+  /** TokenReview: the user a bearer token stands for, if any. */
+  async authenticateBearer(token: string): Promise<UserInfo | undefined> {
+    for (const t of this.tokens) {
+      const u = await t.authenticateToken(token);
+      if (u) return withAuthenticated(u);
+    }
+    return undefined;
+  }
+
   async authenticate(req: IncomingMessage): Promise<AuthnResult> {
     const sock = req.socket as TLSSocket;
     if (sock.encrypted && sock.authorized) {

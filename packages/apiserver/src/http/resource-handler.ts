@@ -30,7 +30,7 @@ import type { EtcdStorage } from '../storage/etcd.js';
 import { WatchStream } from './watch.js';
 import { applyPatch } from './patch.js';
 import { apply, managerFromUserAgent } from '../fieldmanager/index.js';
-import type { Attributes, Authorizer, RbacAuthorizer, UserInfo } from '../auth/index.js';
+import type { Attributes, Authenticator, Authorizer, RbacAuthorizer, ServiceAccountTokens, UserInfo } from '../auth/index.js';
 import { tableWanted, toTable, type IncludeObject } from './table.js';
 
 const APPLY_TYPE = 'application/apply-patch+yaml';
@@ -48,6 +48,8 @@ export interface HandlerContext {
   /** Undefined: every request is allowed (no authentication configured). */
   authorizer?: Authorizer;
   rbac?: RbacAuthorizer;
+  saTokens?: ServiceAccountTokens;
+  authenticator?: Authenticator;
 }
 
 type Query = Record<string, string | string[] | undefined>;
@@ -312,6 +314,8 @@ async function handleSubresource(c: HandlerContext, store: Store, ns: string | u
       return binding(c, store, ns);
     case 'log':
       return podLogs(c, store, ns);
+    case 'token':
+      return tokenRequest(c, store, ns);
     default:
       throw failure('MethodNotAllowed', `the server does not allow this method on the requested resource (${info.verb} ${def.resource}/${sub})`);
   }
@@ -370,6 +374,36 @@ async function serverSideApply(c: HandlerContext, store: Store, ns: string | und
     },
     { ...(subresource ? { subresource } : {}), ctx: { ...ctx, applied: true }, createIfMissing: !subresource },
   );
+}
+
+/** POST serviceaccounts/<name>/token (TokenRequest): a signed, expiring, optionally pod-bound token. */
+async function tokenRequest(c: HandlerContext, store: Store, ns: string | undefined) {
+  if (!c.saTokens) throw failure('ServiceUnavailable', 'no service account token signing key is configured');
+  const sa = await store.get(ns, c.info.name);
+  const body = parseBody(c.req.body as Buffer | undefined, c.req.headers['content-type'] ?? 'application/json') as { spec?: { audiences?: string[]; expirationSeconds?: number; boundObjectRef?: { kind?: string; name?: string; uid?: string } } } | null;
+  if (!isPlainObject(body)) throw badRequest('TokenRequest must be a JSON object');
+  const spec = body.spec ?? {};
+  const exp = spec.expirationSeconds ?? 3600;
+  if (!Number.isInteger(exp) || exp < 600) throw failure('Invalid', `TokenRequest.authentication.k8s.io "${c.info.name}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration less than 10 minutes`);
+  if (exp > 2 ** 32) throw failure('Invalid', `TokenRequest.authentication.k8s.io "${c.info.name}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds`);
+  let pod: KubeObject | undefined;
+  const ref = spec.boundObjectRef;
+  if (ref) {
+    if (ref.kind !== 'Pod' && ref.kind !== 'Secret') throw failure('Invalid', `TokenRequest.authentication.k8s.io "${c.info.name}" is invalid: spec.boundObjectRef.kind: Unsupported value: "${ref.kind}": supported values: "Pod", "Secret"`);
+    if (ref.kind === 'Pod') {
+      pod = await c.registry.get('/v1/pods')!.get(ns, ref.name ?? '');
+      if (ref.uid && ref.uid !== pod.metadata.uid) throw failure('Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+    }
+  }
+  const audiences = spec.audiences?.length ? spec.audiences : c.saTokens.audiences;
+  const t = await c.saTokens.issue(sa, { audiences, expirationSeconds: exp, ...(pod ? { pod } : {}) });
+  return send(c, 201, {
+    kind: 'TokenRequest',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { name: c.info.name, namespace: ns, creationTimestamp: null },
+    spec: { audiences, expirationSeconds: exp, boundObjectRef: ref ? { ...ref, apiVersion: 'v1', ...(pod ? { uid: pod.metadata.uid } : {}) } : null },
+    status: { token: t.token, expirationTimestamp: rfc3339(t.expirationTimestamp) },
+  });
 }
 
 const LOG_PARAMS = ['follow', 'previous', 'timestamps', 'tailLines', 'sinceSeconds', 'sinceTime', 'limitBytes'];
@@ -567,6 +601,18 @@ async function createVirtual(c: HandlerContext) {
       : { user, verb: nra!.verb ?? '', isResourceRequest: false, path: nra!.path ?? '' };
     const d = c.authorizer.authorize(attrs);
     return send(c, 201, { ...out, status: { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) } });
+  }
+  if (def.resource === 'tokenreviews') {
+    const { obj } = checkObjectBody(def, body, 'Ignore');
+    const spec = ((obj as { spec?: { token?: string; audiences?: string[] } }).spec ?? {});
+    const out = { ...obj, apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: { ...(obj.metadata ?? {}), creationTimestamp: null } };
+    if (!c.authenticator) return send(c, 201, { ...out, status: { authenticated: false, error: 'no authenticator is configured' } });
+    const token = spec.token ?? '';
+    let u: UserInfo | undefined;
+    if (spec.audiences?.length && c.saTokens) u = await c.saTokens.authenticateToken(token, spec.audiences).then((x) => (x ? { ...x, groups: [...x.groups, 'system:authenticated'] } : undefined));
+    else u = await c.authenticator.authenticateBearer(token);
+    if (!u) return send(c, 201, { ...out, status: { authenticated: false, user: {}, error: 'invalid bearer token' } });
+    return send(c, 201, { ...out, status: { authenticated: true, user: { username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups, ...(u.extra && Object.keys(u.extra).length ? { extra: u.extra } : {}) }, audiences: spec.audiences?.length ? spec.audiences : (c.saTokens?.audiences ?? []) } });
   }
   if (def.resource === 'selfsubjectrulesreviews') {
     const { obj } = checkObjectBody(def, body, 'Ignore');
