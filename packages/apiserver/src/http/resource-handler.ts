@@ -602,6 +602,11 @@ async function createVirtual(c: HandlerContext) {
     const d = c.authorizer.authorize(attrs);
     return send(c, 201, { ...out, status: { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) } });
   }
+  if (def.resource === 'selfsubjectreviews') {
+    const { obj } = checkObjectBody(def, body, 'Ignore');
+    const u = c.req.user ?? { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] };
+    return send(c, 201, { ...obj, apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: { ...(obj.metadata ?? {}), creationTimestamp: null }, status: { userInfo: { username: u.name, ...(u.uid ? { uid: u.uid } : {}), groups: u.groups, ...(u.extra && Object.keys(u.extra).length ? { extra: u.extra } : {}) } } });
+  }
   if (def.resource === 'tokenreviews') {
     const { obj } = checkObjectBody(def, body, 'Ignore');
     const spec = ((obj as { spec?: { token?: string; audiences?: string[] } }).spec ?? {});
