@@ -28,7 +28,7 @@ import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
 import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/priority.js';
-import { Authenticator, MastersAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, reconcileBootstrapPolicy, type Authorizer } from './auth/index.js';
+import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, reconcileBootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
 import type { TokenAuthenticator } from './auth/authn.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
 
@@ -127,7 +127,10 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     for (const kind of ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'] as const) {
       unsubscribe.push(registry.get(`rbac.authorization.k8s.io/v1/${kind}`)!.subscribe((type, obj) => r.apply(kind, type, obj)));
     }
-    authorizer = new UnionAuthorizer([new MastersAuthorizer(), r]);
+    const nodeRules = (bootstrapPolicy().clusterRoles.find((x) => x.metadata.name === 'system:node') as unknown as { rules: PolicyRule[] }).rules;
+    const nodes = new NodeAuthorizer(nodeRules);
+    unsubscribe.push(registry.get('/v1/pods')!.subscribe((type, pod) => nodes.applyPod(type, pod)));
+    authorizer = new UnionAuthorizer([new MastersAuthorizer(), nodes, r]);
     const tokenAuth: TokenAuthenticator[] = opts.tokenFile ? [StaticTokens.fromFile(opts.tokenFile)] : [];
     if (saTokens) tokenAuth.push(saTokens);
     authenticator = new Authenticator(tokenAuth);

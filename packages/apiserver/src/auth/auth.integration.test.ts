@@ -205,3 +205,38 @@ test('kubectl create token, then kubectl with that token', { skip: kubectlBin ? 
     ka.cleanup();
   }
 });
+
+test('the Node authorizer: a kubelet reads only what its pods use and changes only its own Node', async () => {
+  const n1 = await env.pki!.client('system:node:n1', ['system:nodes']);
+  const n2 = await env.pki!.client('system:node:n2', ['system:nodes']);
+  for (const n of ['n1', 'n2']) assert.equal((await call('POST', '/api/v1/nodes', n === 'n1' ? n1 : n2, { apiVersion: 'v1', kind: 'Node', metadata: { name: n } })).status, 201);
+  for (const s of ['s1', 's2']) await call('POST', '/api/v1/namespaces/dev/secrets', admin, { apiVersion: 'v1', kind: 'Secret', metadata: { name: s }, stringData: { k: 'v' } });
+  await call('POST', '/api/v1/namespaces/dev/pods', admin, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'on-n2' }, spec: { nodeName: 'n2', containers: [{ name: 'c', image: 'busybox', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's2', key: 'k' } } }] }] } });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal((await call('GET', '/api/v1/namespaces/dev/secrets/s2', n2)).status, 200, 'n2 runs a pod that uses s2');
+  const theirs = await call('GET', '/api/v1/namespaces/dev/secrets/s2', n1);
+  assert.equal(theirs.status, 403, 'n1 has no pod using s2');
+  assert.equal(theirs.body.message, 'secrets "s2" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "dev"');
+  assert.equal((await call('GET', '/api/v1/namespaces/dev/secrets', n2)).status, 403, 'no listing secrets');
+  assert.equal((await call('PATCH', '/api/v1/nodes/n1/status', n1, { status: { capacity: { pods: '10' } } })).status, 415, 'own node: allowed (the content type decides)');
+  const other = await callPatch('/api/v1/nodes/n2', n1, { metadata: { labels: { hacked: 'yes' } } });
+  assert.equal(other.status, 403);
+  assert.equal((await callPatch('/api/v1/nodes/n1', n1, { metadata: { labels: { mine: 'yes' } } })).status, 200);
+  assert.equal((await callPatch('/api/v1/namespaces/dev/pods/on-n2/status', n1, { status: { phase: 'Failed' } })).status, 403, 'not its pod');
+  assert.equal((await callPatch('/api/v1/namespaces/dev/pods/on-n2/status', n2, { status: { phase: 'Running' } })).status, 200);
+  assert.equal((await call('GET', '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1', n1)).status, 200, 'watching its pods');
+});
+
+function callPatch(path: string, creds: Creds, body: unknown) {
+  return new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const u = new URL(env.url + path);
+    const payload = JSON.stringify(body);
+    const req = httpsRequest({ host: u.hostname, port: u.port, path: u.pathname, method: 'PATCH', ca: env.pki!.caPem, cert: creds.certPem, key: creds.keyPem, headers: { 'content-type': 'application/merge-patch+json', accept: 'application/json' } }, (res) => {
+      let b = '';
+      res.on('data', (d) => (b += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(b || '{}') }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

@@ -3,6 +3,7 @@
  * bootstrappolicy): the user-facing roles (cluster-admin; admin, edit, view by
  * aggregation), discovery and self-review access for everyone authenticated,
  * and the roles of the control-plane components, each bound to its identity.
+ * system:node is not bound, as upstream: kubelets go through the Node authorizer.
  * Reconciled at start: missing objects are created, missing rules and
  * subjects added to objects that allow auto-update.
  */
@@ -141,7 +142,6 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
     clusterRoleBinding('system:kube-scheduler', 'system:kube-scheduler', [user('system:kube-scheduler')]),
     clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user('system:kube-controller-manager')]),
-    clusterRoleBinding('system:node', 'system:node', [group('system:nodes')]),
   ];
   return { clusterRoles, clusterRoleBindings };
 }

@@ -15,6 +15,7 @@ export * from './types.js';
 export { Authenticator, StaticTokens, parseTokenFile } from './authn.js';
 export { RbacAuthorizer, MastersAuthorizer, UnionAuthorizer, ruleAllows, type PolicyRule } from './rbac.js';
 export { reconcileBootstrapPolicy, bootstrapPolicy } from './bootstrap.js';
+export { NodeAuthorizer } from './node.js';
 export { ServiceAccountTokens, type ServiceAccountTokenOptions } from './serviceaccount.js';
 
 /** Paths anonymous requests may reach (health and version). */

@@ -160,6 +160,8 @@ export class UnionAuthorizer implements Authorizer {
       const d = z.authorize(a);
       if (d.allowed) return d;
       if (d.reason) reasons.push(d.reason);
+      // An explicit denial (the Node authorizer's) is final.
+      if (d.denied) return { allowed: false, reason: reasons.join(', '), denied: true };
     }
     return { allowed: false, reason: reasons.join(', ') };
   }

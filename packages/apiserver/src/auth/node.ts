@@ -1,0 +1,100 @@
+/**
+ * The Node authorizer (kubernetes plugin/pkg/auth/authorizer/node): a kubelet
+ * (`system:node:<name>` in `system:nodes`) reads only the Secrets, ConfigMaps
+ * and PersistentVolumeClaims that pods bound to its node use, requests tokens
+ * only for their ServiceAccounts, writes only its own Node and the status of
+ * its own pods, and otherwise gets the node rules (the system:node role). It
+ * keeps pods indexed by node from the watch cache. Changes to other Nodes are
+ * refused here, where upstream's NodeRestriction admission refuses them.
+ */
+import type { KubeObject } from '@kubeling/api';
+import { ruleAllows, type PolicyRule } from './rbac.js';
+import type { Attributes, Authorizer, Decision } from './types.js';
+
+type Obj = Record<string, any>;
+const NO = { allowed: false as const, reason: '' };
+const READS = new Set(['get', 'list', 'watch']);
+
+/** Names of the Secrets, ConfigMaps, PVCs a pod refers to. */
+function references(pod: KubeObject): { secrets: Set<string>; configmaps: Set<string>; pvcs: Set<string> } {
+  const spec = (pod.spec ?? {}) as Obj;
+  const secrets = new Set<string>();
+  const configmaps = new Set<string>();
+  const pvcs = new Set<string>();
+  for (const s of (spec.imagePullSecrets ?? []) as Obj[]) if (s.name) secrets.add(s.name);
+  for (const v of (spec.volumes ?? []) as Obj[]) {
+    if (v.secret?.secretName) secrets.add(v.secret.secretName);
+    if (v.configMap?.name) configmaps.add(v.configMap.name);
+    if (v.persistentVolumeClaim?.claimName) pvcs.add(v.persistentVolumeClaim.claimName);
+    for (const src of (v.projected?.sources ?? []) as Obj[]) {
+      if (src.secret?.name) secrets.add(src.secret.name);
+      if (src.configMap?.name) configmaps.add(src.configMap.name);
+    }
+  }
+  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])] as Obj[]) {
+    for (const e of (c.env ?? []) as Obj[]) {
+      if (e.valueFrom?.secretKeyRef?.name) secrets.add(e.valueFrom.secretKeyRef.name);
+      if (e.valueFrom?.configMapKeyRef?.name) configmaps.add(e.valueFrom.configMapKeyRef.name);
+    }
+    for (const f of (c.envFrom ?? []) as Obj[]) {
+      if (f.secretRef?.name) secrets.add(f.secretRef.name);
+      if (f.configMapRef?.name) configmaps.add(f.configMapRef.name);
+    }
+  }
+  return { secrets, configmaps, pvcs };
+}
+
+export class NodeAuthorizer implements Authorizer {
+  /** node → pod key (ns/name) → pod */
+  private readonly byNode = new Map<string, Map<string, KubeObject>>();
+  private readonly nodeOf = new Map<string, string>();
+
+  constructor(private readonly nodeRules: PolicyRule[]) {}
+
+  /** Feeds a pod change from the watch cache. */
+  applyPod(type: string, pod: KubeObject): void {
+    const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    const prev = this.nodeOf.get(key);
+    if (prev) this.byNode.get(prev)?.delete(key);
+    this.nodeOf.delete(key);
+    const node = ((pod.spec ?? {}) as Obj).nodeName as string | undefined;
+    if (type === 'DELETED' || !node) return;
+    let m = this.byNode.get(node);
+    if (!m) this.byNode.set(node, (m = new Map()));
+    m.set(key, pod);
+    this.nodeOf.set(key, node);
+  }
+
+  private podsOn(node: string, namespace: string | undefined): KubeObject[] {
+    return [...(this.byNode.get(node)?.values() ?? [])].filter((p) => !namespace || p.metadata.namespace === namespace);
+  }
+
+  authorize(a: Attributes): Decision {
+    const m = /^system:node:(.+)$/.exec(a.user.name);
+    if (!m || !a.user.groups.includes('system:nodes')) return NO;
+    const node = m[1]!;
+    const denied = (why: string): Decision => ({ allowed: false, reason: why, denied: true });
+    if (!a.isResourceRequest) return this.nodeRules.some((r) => ruleAllows(a, r)) ? { allowed: true, reason: 'node rules' } : NO;
+    const res = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+    if ((a.apiGroup ?? '') === '') {
+      if (res === 'secrets' || res === 'configmaps' || res === 'persistentvolumeclaims') {
+        if (a.verb !== 'get' || !a.name) return denied(`can only get individual ${res}`);
+        const kind = res === 'secrets' ? 'secrets' : res === 'configmaps' ? 'configmaps' : 'pvcs';
+        const used = this.podsOn(node, a.namespace).some((p) => references(p)[kind].has(a.name!));
+        return used ? { allowed: true, reason: `${res} used by a pod on node ${node}` } : denied(`no relationship found between node '${node}' and this object`);
+      }
+      if (res === 'serviceaccounts/token') {
+        const used = a.verb === 'create' && this.podsOn(node, a.namespace).some((p) => (((p.spec ?? {}) as Obj).serviceAccountName ?? 'default') === a.name);
+        return used ? { allowed: true, reason: 'service account used by a pod on this node' } : denied(`no relationship found between node '${node}' and this object`);
+      }
+      if ((res === 'nodes' || res === 'nodes/status') && !READS.has(a.verb) && a.verb !== 'create' && a.name !== node) {
+        return denied(`node "${node}" is not allowed to modify node "${a.name}"`);
+      }
+      if ((res === 'pods/status' || (res === 'pods' && a.verb === 'delete')) && a.name) {
+        const bound = this.nodeOf.get(`${a.namespace}/${a.name}`);
+        if (bound !== undefined && bound !== node) return denied(`node "${node}" can only update pods bound to it`);
+      }
+    }
+    return this.nodeRules.some((r) => ruleAllows(a, r)) ? { allowed: true, reason: 'node rules' } : NO;
+  }
+}
