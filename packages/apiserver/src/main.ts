@@ -9,6 +9,8 @@
  *   --client-ca-file=PEM  --token-auth-file=CSV
  *   --service-account-signing-key-file=PEM --service-account-key-file=PEM (repeatable)
  *   --service-account-issuer=URL --api-audiences=a,b
+ *   --enable-admission-plugins=A,B --disable-admission-plugins=C   (defaults: Priority,
+ *     DefaultTolerationSeconds, LimitRanger, ResourceQuota; AlwaysPullImages is off)
  *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
  *   --log-level=info
  */
@@ -51,6 +53,8 @@ async function main(): Promise<void> {
       'service-account-signing-key-file': { type: 'string' },
       'service-account-issuer': { type: 'string', default: 'https://kubernetes.default.svc.cluster.local' },
       'api-audiences': { type: 'string' },
+      'enable-admission-plugins': { type: 'string' },
+      'disable-admission-plugins': { type: 'string' },
     },
     strict: true,
   });
@@ -71,6 +75,10 @@ async function main(): Promise<void> {
       ? { tls: { cert: readFileSync(values['tls-cert-file'], 'utf8'), key: readFileSync(values['tls-private-key-file'], 'utf8'), ...(values['client-ca-file'] ? { clientCA: readFileSync(values['client-ca-file'], 'utf8') } : {}) } }
       : {}),
     ...(values['token-auth-file'] ? { tokenFile: values['token-auth-file'] } : {}),
+    admission: {
+      enable: (values['enable-admission-plugins'] ?? '').split(',').filter(Boolean),
+      disable: (values['disable-admission-plugins'] ?? '').split(',').filter(Boolean),
+    },
     ...(values['service-account-signing-key-file']
       ? {
           serviceAccount: {

@@ -28,6 +28,8 @@ import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
 import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/priority.js';
+import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admission/podplugins.js';
+import { ResourceQuotaAdmission } from './admission/resourcequota.js';
 import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, reconcileBootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
 import type { TokenAuthenticator } from './auth/authn.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
@@ -53,6 +55,8 @@ export interface ApiServerOptions {
   tokenFile?: string;
   /** ServiceAccount tokens: the signing key, the keys that verify, the issuer and API audiences. */
   serviceAccount?: { signingKeyPem: string; publicKeyPems: string[]; issuer?: string; audiences?: string[] };
+  /** --enable-admission-plugins / --disable-admission-plugins on top of the defaults. */
+  admission?: { enable?: string[]; disable?: string[] };
   /** AlwaysAllow (no authentication, the default without TLS) or RBAC (the default with TLS). */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
 }
@@ -104,8 +108,25 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     }
     registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle));
   }
-  const priority = new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!);
-  registry.get('/v1/pods')!.admission.push(priority);
+  // Admission plugins, mutating then validating (NamespaceLifecycle is part of every store).
+  const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'ResourceQuota', ...(opts.admission?.enable ?? [])]);
+  for (const d of opts.admission?.disable ?? []) enabled.delete(d);
+  const pods = registry.get('/v1/pods')!;
+  if (enabled.has('Priority')) pods.admission.push(new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!));
+  if (enabled.has('DefaultTolerationSeconds')) pods.admission.push(new DefaultTolerationSeconds());
+  if (enabled.has('AlwaysPullImages')) pods.admission.push(new AlwaysPullImages());
+  if (enabled.has('LimitRanger')) {
+    const lr = new LimitRanger(() => registry.get('/v1/limitranges')!);
+    pods.admission.push(lr);
+    pods.validating.push(lr);
+  }
+  if (enabled.has('ResourceQuota')) {
+    const rq = new ResourceQuotaAdmission(() => registry.get('/v1/resourcequotas')!, (r) => {
+      const [g, res] = r.split('/');
+      return [...registry.entries()].find(([k, st]) => st.def.group === g && st.def.resource === res && k.endsWith(`/${res}`))?.[1];
+    });
+    for (const st of registry.values()) if (st.def.namespaced) st.validating.push(rq);
+  }
   const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
   const cached = async (resource: string, ns: string, name: string) => registry.get(resource)!.get(ns, name, '0').catch(() => undefined);
   const saTokens = opts.serviceAccount

@@ -48,7 +48,8 @@ test('a silent node becomes Unknown and tainted; its pods are evicted as their t
   const pod = (name: string, tolerations: unknown[] = []) => ({
     apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'n1', tolerations, containers: [{ name: 'c', image: 'nginx' }] },
   });
-  await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('intolerant'));
+  // DefaultTolerationSeconds gives every pod 300 s; this one asks for none.
+  await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('intolerant', [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]));
   await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('patient', [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 }]));
   await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('forever', [{ operator: 'Exists' }]));
   const n = await eventually(async () => {

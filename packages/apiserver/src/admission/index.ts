@@ -6,7 +6,7 @@
  */
 import type { KubeObject } from '@kubeling/api';
 
-export type Operation = 'CREATE' | 'UPDATE';
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
 
 export interface AdmissionAttributes {
   operation: Operation;
@@ -21,6 +21,19 @@ export interface MutatingAdmission {
   readonly name: string;
   handles(a: AdmissionAttributes): boolean;
   admit(obj: KubeObject, a: AdmissionAttributes): Promise<void>;
+}
+
+/** Validating admission: sees the final object after validation; may only refuse. */
+export interface ValidatingAdmission {
+  readonly name: string;
+  handles(a: AdmissionAttributes): boolean;
+  validate(obj: KubeObject, a: AdmissionAttributes): Promise<void>;
+  /** Told when an object it admitted is gone for good (quota usage). */
+  deleted?(obj: KubeObject, a: AdmissionAttributes): Promise<void>;
+}
+
+export async function validate(plugins: readonly ValidatingAdmission[], obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+  for (const p of plugins) if (p.handles(a)) await p.validate(obj, a);
 }
 
 /** Runs the plugins that handle the request, in order. */

@@ -43,7 +43,7 @@ import {
 } from '@kubeling/apimachinery';
 import { type Cacher, type Filter, type WatchSink, watchEtcd } from '../storage/cacher.js';
 import { type EtcdStorage, type StoredObject, StorageCompacted, StorageConflict, StorageKeyExists, prefixEnd } from '../storage/etcd.js';
-import { admit, type MutatingAdmission } from '../admission/index.js';
+import { admit, validate, type MutatingAdmission, type ValidatingAdmission } from '../admission/index.js';
 import { trackUpdate, type FieldContext, type ManagedFieldsEntry } from '../fieldmanager/index.js';
 import type { SchemaNode } from '../fieldmanager/fieldset.js';
 import type { Strategy } from './strategy.js';
@@ -113,6 +113,16 @@ export class Store {
 
   /** Mutating admission plugins for this resource, run after defaulting. */
   admission: MutatingAdmission[] = [];
+  /** Validating admission plugins, run after validation. */
+  validating: ValidatingAdmission[] = [];
+
+  /** Tells validating plugins an object is gone (quota usage returns). */
+  private released(obj: KubeObject): void {
+    for (const p of this.validating) {
+      const a = { operation: 'DELETE' as const, resource: `${this.gr.group}/${this.gr.resource}`, namespace: obj.metadata.namespace };
+      if (p.deleted && p.handles({ ...a, operation: 'CREATE' })) void p.deleted(obj, a).catch(() => undefined);
+    }
+  }
 
   constructor(
     readonly def: ResourceDef,
@@ -388,6 +398,7 @@ export class Store {
     this.validateCreate(obj);
     if (!ctx.applied) this.setManagedFields(obj, trackUpdate(undefined, obj, this.fieldContext(ctx, undefined)));
     if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
+    await validate(this.validating, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun });
     if (ctx.dryRun) return this.external(obj);
     try {
       const stored = await this.storage.create(this.key(namespace, meta.name!), obj);
@@ -430,6 +441,7 @@ export class Store {
       try {
         if (finishing) {
           const rev = await this.storage.delete(key, cur.rev);
+          this.released(cur.obj);
           return { obj: this.external({ ...candidate, metadata: { ...candidate.metadata, resourceVersion: String(rev) } }), created: false };
         }
         const stored = await this.storage.update(key, candidate, cur.rev);
@@ -555,6 +567,7 @@ export class Store {
         if (ctx.dryRun) return { obj: this.external(cur.obj), deleted: true };
         try {
           const rev = await this.storage.delete(key, cur.rev);
+          this.released(cur.obj);
           return { obj: this.external({ ...cur.obj, metadata: { ...cur.obj.metadata, resourceVersion: String(rev) } }), deleted: true };
         } catch (e) {
           if (!(e instanceof StorageConflict)) throw e;
@@ -583,6 +596,7 @@ export class Store {
       try {
         if (!pendingFinalizers && meta.deletionGracePeriodSeconds === 0) {
           const rev = await this.storage.delete(key, cur.rev);
+          this.released(cur.obj);
           return { obj: this.external({ ...obj, metadata: { ...meta, resourceVersion: String(rev) } }), deleted: true };
         }
         const stored = await this.storage.update(key, obj, cur.rev);
