@@ -140,6 +140,7 @@ async function main(): Promise<void> {
     '--authorization-mode=Node,RBAC',
     `--service-account-signing-key-file=${pki.saKey}`,
     `--service-account-key-file=${pki.saPub}`,
+    `--audit-log-path=${join(LOGS, 'audit.log')}`,
   ]);
   apiserver.health = `${apiURL}/readyz`;
   components.push(apiserver);

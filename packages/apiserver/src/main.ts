@@ -9,6 +9,7 @@
  *   --client-ca-file=PEM  --token-auth-file=CSV
  *   --service-account-signing-key-file=PEM --service-account-key-file=PEM (repeatable)
  *   --service-account-issuer=URL --api-audiences=a,b
+ *   --audit-log-path=FILE|- --audit-log-level=info   (a JSON line per request)
  *   --enable-admission-plugins=A,B --disable-admission-plugins=C   (defaults: Priority,
  *     DefaultTolerationSeconds, LimitRanger, ResourceQuota; AlwaysPullImages is off)
  *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
@@ -54,6 +55,8 @@ async function main(): Promise<void> {
       'service-account-issuer': { type: 'string', default: 'https://kubernetes.default.svc.cluster.local' },
       'api-audiences': { type: 'string' },
       'enable-admission-plugins': { type: 'string' },
+      'audit-log-path': { type: 'string' },
+      'audit-log-level': { type: 'string', default: 'info' },
       'disable-admission-plugins': { type: 'string' },
     },
     strict: true,
@@ -75,6 +78,9 @@ async function main(): Promise<void> {
       ? { tls: { cert: readFileSync(values['tls-cert-file'], 'utf8'), key: readFileSync(values['tls-private-key-file'], 'utf8'), ...(values['client-ca-file'] ? { clientCA: readFileSync(values['client-ca-file'], 'utf8') } : {}) } }
       : {}),
     ...(values['token-auth-file'] ? { tokenFile: values['token-auth-file'] } : {}),
+    ...(values['audit-log-path']
+      ? { audit: pino({ level: values['audit-log-level']!, base: { component: 'audit' } }, values['audit-log-path'] === '-' ? process.stdout : pino.destination({ dest: values['audit-log-path'], mkdir: true, sync: false })) }
+      : {}),
     admission: {
       enable: (values['enable-admission-plugins'] ?? '').split(',').filter(Boolean),
       disable: (values['disable-admission-plugins'] ?? '').split(',').filter(Boolean),

@@ -55,6 +55,8 @@ export interface ApiServerOptions {
   tokenFile?: string;
   /** ServiceAccount tokens: the signing key, the keys that verify, the issuer and API audiences. */
   serviceAccount?: { signingKeyPem: string; publicKeyPems: string[]; issuer?: string; audiences?: string[] };
+  /** Audit: a JSON line per request (who, verb, what, code, latency) — never bodies. */
+  audit?: Logger;
   /** --enable-admission-plugins / --disable-admission-plugins on top of the defaults. */
   admission?: { enable?: string[]; disable?: string[] };
   /** AlwaysAllow (no authentication, the default without TLS) or RBAC (the default with TLS). */
@@ -179,6 +181,26 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (info?.verb === 'watch') return;
     metrics.request(info?.verb ?? req.method.toLowerCase(), info?.resource ?? '', info?.subresource ?? '', reply.statusCode, reply.elapsedTime / 1000);
   });
+  if (opts.audit) {
+    const audit = opts.audit;
+    const line = (req: FastifyRequest, code: number, stage: string, ms: number) => {
+      const path = req.url.split('?')[0]!;
+      const info = req.k8s ?? parseRequestInfo(req.method, path, req.query as Record<string, string>);
+      const user = req.user;
+      audit.info({
+        stage,
+        user: user?.name ?? (opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin'),
+        ...(user?.groups?.length ? { groups: user.groups } : {}),
+        verb: info.verb,
+        ...(info.isResourceRequest ? { resource: info.resource, ...(info.subresource ? { subresource: info.subresource } : {}), ...(info.apiGroup ? { apiGroup: info.apiGroup } : {}), ...(info.namespace ? { namespace: info.namespace } : {}), ...(info.name ? { name: info.name } : {}) } : { path }),
+        code,
+        latencyMs: Math.round(ms * 10) / 10,
+        sourceIP: req.ip,
+        userAgent: req.headers['user-agent'],
+      }, 'audit');
+    };
+    app.addHook('onResponse', async (req, reply) => line(req, reply.statusCode, 'ResponseComplete', reply.elapsedTime));
+  }
 
   // ---- health, version, metrics ----------------------------------------------
   const healthz = async (_req: FastifyRequest, reply: FastifyReply) => {
