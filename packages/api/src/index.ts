@@ -9,6 +9,7 @@ export * as batchv1 from './kinds/batch-v1.js';
 export * as coordinationv1 from './kinds/coordination-v1.js';
 export * as eventsv1 from './kinds/events-v1.js';
 export * as schedulingv1 from './kinds/scheduling-v1.js';
+export * as admissionregistrationv1 from './kinds/admissionregistration-v1.js';
 export * as autoscalingv1 from './kinds/autoscaling-v1.js';
 export * as policyv1 from './kinds/policy-v1.js';
 export * as authorizationv1 from './kinds/authorization-v1.js';

@@ -11,6 +11,7 @@ import * as batch from './kinds/batch-v1.js';
 import * as coordination from './kinds/coordination-v1.js';
 import * as eventsV1 from './kinds/events-v1.js';
 import * as scheduling from './kinds/scheduling-v1.js';
+import * as admissionregistration from './kinds/admissionregistration-v1.js';
 import * as autoscaling from './kinds/autoscaling-v1.js';
 import * as policy from './kinds/policy-v1.js';
 import * as authz from './kinds/authorization-v1.js';
@@ -155,6 +156,9 @@ export const resources: readonly ResourceDef[] = [
   def('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true, rbac.RoleBinding),
   def('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true, rbac.Role),
 
+  // admissionregistration.k8s.io/v1
+  def('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false, admissionregistration.MutatingWebhookConfiguration, { categories: ['api-extensions'] }),
+  def('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false, admissionregistration.ValidatingWebhookConfiguration, { categories: ['api-extensions'] }),
   // scheduling.k8s.io/v1
   def('scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses', false, scheduling.PriorityClass, { shortNames: ['pc'] }),
 
@@ -175,6 +179,7 @@ export const GROUP_ORDER = [
   'rbac.authorization.k8s.io',
   'scheduling.k8s.io',
   'coordination.k8s.io',
+  'admissionregistration.k8s.io',
 ];
 
 export interface GroupVersion {

@@ -30,6 +30,7 @@ import { VERSION_INFO } from './version.js';
 import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/priority.js';
 import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admission/podplugins.js';
 import { ResourceQuotaAdmission } from './admission/resourcequota.js';
+import { MutatingWebhooks, ValidatingWebhooks } from './admission/webhook.js';
 import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, reconcileBootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
 import type { TokenAuthenticator } from './auth/authn.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
@@ -111,7 +112,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle));
   }
   // Admission plugins, mutating then validating (NamespaceLifecycle is part of every store).
-  const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'ResourceQuota', ...(opts.admission?.enable ?? [])]);
+  const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota', ...(opts.admission?.enable ?? [])]);
   for (const d of opts.admission?.disable ?? []) enabled.delete(d);
   const pods = registry.get('/v1/pods')!;
   if (enabled.has('Priority')) pods.admission.push(new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!));
@@ -121,6 +122,23 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     const lr = new LimitRanger(() => registry.get('/v1/limitranges')!);
     pods.admission.push(lr);
     pods.validating.push(lr);
+  }
+  const webhookCtx = (resource: string) => ({
+    configurations: () => registry.get(`admissionregistration.k8s.io/v1/${resource}`)!,
+    namespaces: () => registry.get('/v1/namespaces')!,
+    gvk: (r: string) => {
+      const [g, res] = r.split('/');
+      const st = [...registry.values()].find((x) => x.def.group === g && x.def.resource === res);
+      return st ? { group: st.def.group, version: st.def.version, kind: st.def.kind } : undefined;
+    },
+  });
+  if (enabled.has('MutatingAdmissionWebhook')) {
+    const m = new MutatingWebhooks(webhookCtx('mutatingwebhookconfigurations'));
+    for (const st of registry.values()) st.admission.push(m);
+  }
+  if (enabled.has('ValidatingAdmissionWebhook')) {
+    const v = new ValidatingWebhooks(webhookCtx('validatingwebhookconfigurations'));
+    for (const st of registry.values()) st.validating.push(v);
   }
   if (enabled.has('ResourceQuota')) {
     const rq = new ResourceQuotaAdmission(() => registry.get('/v1/resourcequotas')!, (r) => {

@@ -15,6 +15,8 @@ export interface AdmissionAttributes {
   namespace: string | undefined;
   old?: KubeObject;
   dryRun?: boolean;
+  /** Who asked (webhooks see it). */
+  user?: { name: string; groups: string[] };
 }
 
 export interface MutatingAdmission {

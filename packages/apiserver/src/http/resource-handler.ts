@@ -82,7 +82,7 @@ function listOptions(q: Query): ListOptions {
   };
 }
 
-function writeContext(q: Query, userAgent?: string): WriteContext {
+function writeContext(q: Query, userAgent?: string, user?: UserInfo): WriteContext {
   const dry = q.dryRun;
   const values = Array.isArray(dry) ? dry : dry !== undefined ? [dry] : [];
   for (const v of values) if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
@@ -90,7 +90,7 @@ function writeContext(q: Query, userAgent?: string): WriteContext {
   if (fm !== undefined && (fm.length > 128 || /[^\x20-\x7e]/.test(fm))) {
     throw failure('Invalid', `fieldManager: Invalid value: "${fm}": must be at most 128 printable characters`);
   }
-  return { dryRun: values.length > 0, warnings: [], fieldManager: fm || managerFromUserAgent(userAgent) };
+  return { dryRun: values.length > 0, warnings: [], fieldManager: fm || managerFromUserAgent(userAgent), ...(user ? { user: { name: user.name, groups: user.groups } } : {}) };
 }
 
 export async function handleResource(c: HandlerContext): Promise<unknown> {
@@ -127,14 +127,14 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
     case 'watch':
       return watch(c, store, ns);
     case 'create': {
-      const ctx = writeContext(q, c.req.headers['user-agent']);
+      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
       const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
       checkNamespace(obj, ns);
       const created = await store.create(ns, obj, ctx);
       return send(c, 201, created, warnings);
     }
     case 'update': {
-      const ctx = writeContext(q, c.req.headers['user-agent']);
+      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
       const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
       checkNamespace(obj, ns);
       checkName(obj, info.name);
@@ -142,12 +142,12 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       return send(c, res.created ? 201 : 200, res.obj, warnings);
     }
     case 'patch': {
-      const ctx = writeContext(q, c.req.headers['user-agent']);
+      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
       const res = await patch(c, store, ns, undefined, ctx);
       return send(c, res.created ? 201 : 200, res.obj, ctx.warnings);
     }
     case 'delete': {
-      const ctx = writeContext(q, c.req.headers['user-agent']);
+      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
       const opts = deleteOptions(c);
       if (opts.dryRun?.length) ctx.dryRun = true;
       const { obj, deleted } = await store.delete(ns, info.name, opts, ctx);
@@ -157,7 +157,7 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       return send(c, !deleted && opts.orphanDependents === false ? 202 : 200, obj);
     }
     case 'deletecollection': {
-      const ctx = writeContext(q, c.req.headers['user-agent']);
+      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
       const opts = deleteOptions(c);
       if (opts.dryRun?.length) ctx.dryRun = true;
       return send(c, 200, await store.deleteCollection(ns, listOptions(q), opts, ctx));
@@ -297,7 +297,7 @@ async function handleSubresource(c: HandlerContext, store: Store, ns: string | u
     case 'status':
     case 'finalize': {
       if (verb === 'get') return send(c, 200, await store.get(ns, info.name));
-      const ctx = writeContext(q, c.req.headers['user-agent']);
+      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
       if (verb === 'patch') {
         const res = await patch(c, store, ns, sub, ctx);
         return send(c, 200, res.obj, ctx.warnings);
@@ -479,7 +479,7 @@ async function scale(c: HandlerContext, store: Store, ns: string | undefined) {
   const { info, def } = c;
   const q = c.req.query as Query;
   if (info.verb === 'get') return send(c, 200, scaleOf(def, await store.get(ns, info.name)));
-  const ctx = writeContext(q, c.req.headers['user-agent']);
+  const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
   let patchType: string | undefined;
   let body: unknown;
   const ct = c.req.headers['content-type'] ?? 'application/json';
@@ -566,7 +566,7 @@ async function bindPod(c: HandlerContext, store: Store, ns: string | undefined, 
     if (i >= 0) conds[i] = cond;
     else conds.push(cond);
     return next;
-  }, { subresource: 'binding-internal', ctx: writeContext(c.req.query as Query, c.req.headers['user-agent']) });
+  }, { subresource: 'binding-internal', ctx: writeContext(c.req.query as Query, c.req.headers['user-agent'], c.req.user) });
   return send(c, 201, successStatus());
 }
 

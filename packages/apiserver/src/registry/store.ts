@@ -54,6 +54,8 @@ export interface WriteContext {
   fieldManager?: string;
   /** Server-side apply: the object already carries its managedFields. */
   applied?: boolean;
+  /** The requesting user, for admission. */
+  user?: { name: string; groups: string[] };
   /** Warnings to return in `Warning` headers. */
   warnings?: string[];
 }
@@ -394,11 +396,11 @@ export class Store {
     else delete meta.generation;
     this.strategy.prepareForCreate?.(obj);
     this.strategy.defaults?.(obj);
-    await admit(this.admission, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun });
+    await admit(this.admission, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     this.validateCreate(obj);
     if (!ctx.applied) this.setManagedFields(obj, trackUpdate(undefined, obj, this.fieldContext(ctx, undefined)));
     if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
-    await validate(this.validating, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun });
+    await validate(this.validating, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     if (ctx.dryRun) return this.external(obj);
     try {
       const stored = await this.storage.create(this.key(namespace, meta.name!), obj);

@@ -1,0 +1,102 @@
+/**
+ * Admission webhooks over HTTPS against a real etcd: a mutating webhook's
+ * JSONPatch lands in the stored object, a validating webhook's denial blocks
+ * the write (nothing reaches etcd), selectors pick what is sent, and an
+ * unreachable webhook fails the request unless failurePolicy is Ignore.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:https';
+import { Etcd3 } from 'etcd3';
+import { createCA, issue } from '@kubeling/pki';
+import { freePort, request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+
+let env: TestEnv;
+let hook: Server;
+let hookURL: string;
+let caBundle: string;
+const seen: any[] = [];
+
+before(async () => {
+  env = await startTestEnv();
+  const ca = await createCA('webhook-ca');
+  const cert = await issue(ca, { commonName: 'webhook', ips: ['127.0.0.1'], usage: 'server' });
+  caBundle = Buffer.from(ca.certPem).toString('base64');
+  hook = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
+    let b = '';
+    req.on('data', (d) => (b += d));
+    req.on('end', () => {
+      const review = JSON.parse(b);
+      seen.push(review);
+      const r = review.request;
+      let response: any = { uid: r.uid, allowed: true };
+      if (req.url === '/mutate') {
+        const patch = [{ op: 'add', path: '/metadata/labels', value: { ...(r.object.metadata.labels ?? {}), mutated: 'yes' } }];
+        response = { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
+      } else if (req.url === '/validate' && r.object.metadata.name.startsWith('deny-')) {
+        response = { uid: r.uid, allowed: false, status: { code: 403, message: `names starting with deny- are not allowed (user ${r.userInfo.username})` } };
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', () => r()));
+  hookURL = `https://127.0.0.1:${(hook.address() as { port: number }).port}`;
+  const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }];
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'labeler' },
+    webhooks: [{ name: 'labeler.example.com', clientConfig: { url: `${hookURL}/mutate`, caBundle }, rules, objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] }, sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+  });
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'namer' },
+    webhooks: [{ name: 'namer.example.com', clientConfig: { url: `${hookURL}/validate`, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+  });
+  await new Promise((r) => setTimeout(r, 200));
+});
+after(async () => {
+  hook?.close();
+  await env?.stop();
+});
+
+const cm = (name: string, labels?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(labels ? { labels } : {}) }, data: { a: '1' } });
+
+test("a mutating webhook's patch is applied and stored", async () => {
+  const r = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('patched', { app: 'x' }));
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.deepEqual(r.body.metadata.labels, { app: 'x', mutated: 'yes' });
+  assert.deepEqual((await request(env.url, 'GET', '/api/v1/namespaces/default/configmaps/patched')).body.metadata.labels, { app: 'x', mutated: 'yes' });
+  const review = seen.find((s) => s.request.name === 'patched');
+  assert.equal(review.apiVersion, 'admission.k8s.io/v1');
+  assert.deepEqual(review.request.kind, { group: '', version: 'v1', kind: 'ConfigMap' });
+  assert.equal(review.request.operation, 'CREATE');
+  const skipped = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('skipped', { skip: 'true' }));
+  assert.deepEqual(skipped.body.metadata.labels, { skip: 'true' }, 'the objectSelector leaves it out');
+});
+
+test("a validating webhook's denial blocks the write and nothing reaches etcd", async () => {
+  const r = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('deny-me'));
+  assert.equal(r.status, 403);
+  assert.equal(r.body.message, 'admission webhook "namer.example.com" denied the request: names starting with deny- are not allowed (user system:admin)');
+  const etcd = new Etcd3({ hosts: env.etcd.endpoint });
+  try {
+    assert.equal((await etcd.get('/registry/configmaps/default/deny-me').string()), null);
+  } finally {
+    etcd.close();
+  }
+});
+
+test('an unreachable webhook fails the request with failurePolicy Fail and is skipped with Ignore', async () => {
+  const dead = `https://127.0.0.1:${await freePort()}/x`;
+  const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }];
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'dead' }, webhooks: [{ name: 'dead.example.com', clientConfig: { url: dead, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'], timeoutSeconds: 2 }] });
+  await new Promise((r) => setTimeout(r, 200));
+  const failed = await request(env.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } });
+  assert.equal(failed.status, 500);
+  assert.match(failed.body.message, /^Internal error occurred: failed calling webhook "dead\.example\.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/x": /);
+  await request(env.url, 'PATCH', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/dead', [{ op: 'add', path: '/webhooks/0/failurePolicy', value: 'Ignore' }], { contentType: 'application/json-patch+json' });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' } })).status, 201);
+});

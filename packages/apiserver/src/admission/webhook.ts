@@ -1,0 +1,178 @@
+/**
+ * MutatingAdmissionWebhook and ValidatingAdmissionWebhook (k8s.io/apiserver
+ * pkg/admission/plugin/webhook): the webhooks of the cluster's
+ * Mutating/ValidatingWebhookConfigurations whose rules, namespaceSelector and
+ * objectSelector match are called with an `admission.k8s.io/v1` AdmissionReview
+ * over HTTPS (caBundle trusted), within `timeoutSeconds` (10). A mutating
+ * webhook's JSONPatch is applied to the object; a refusal is the request's
+ * answer; a failed call fails the request unless `failurePolicy: Ignore`.
+ */
+import { randomUUID } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import type { KubeObject } from '@kubeling/api';
+import { StatusError, applyJsonPatch, failure, selectorFromLabelSelector } from '@kubeling/apimachinery';
+import type { Store } from '../registry/store.js';
+import type { AdmissionAttributes, MutatingAdmission, ValidatingAdmission } from './index.js';
+
+type Obj = Record<string, any>;
+
+export interface WebhookContext {
+  configurations: () => Store;
+  namespaces: () => Store;
+  /** group/version of a resource, for the review's kind and resource. */
+  gvk(resource: string): { group: string; version: string; kind: string } | undefined;
+}
+
+const matchList = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
+
+function post(url: string, body: string, caBundle: string | undefined, timeoutMs: number): Promise<Obj> {
+  const u = new URL(url);
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) }, ...(caBundle ? { ca: Buffer.from(caBundle, 'base64').toString() } : {}), timeout: timeoutMs },
+      (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => {
+          if ((res.statusCode ?? 0) >= 300) return reject(new Error(`the server responded with the status code ${res.statusCode} but did not return more information`));
+          try {
+            resolve(JSON.parse(b));
+          } catch {
+            reject(new Error('the webhook response is not valid JSON'));
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+abstract class WebhookPlugin {
+  abstract readonly name: string;
+
+  constructor(protected readonly ctx: WebhookContext) {}
+
+  handles(a: AdmissionAttributes): boolean {
+    return a.resource !== 'admissionregistration.k8s.io/mutatingwebhookconfigurations' && a.resource !== 'admissionregistration.k8s.io/validatingwebhookconfigurations';
+  }
+
+  protected async matching(obj: KubeObject, a: AdmissionAttributes): Promise<Obj[]> {
+    const { items } = await this.ctx.configurations().list(undefined, { resourceVersion: '0' });
+    if (!items.length) return [];
+    const [group, resource] = a.resource.split('/') as [string, string];
+    const gvk = this.ctx.gvk(a.resource);
+    let nsLabels: Record<string, string> | undefined;
+    const out: Obj[] = [];
+    for (const cfg of items) {
+      for (const w of ((cfg as Obj).webhooks ?? []) as Obj[]) {
+        const ruleOk = ((w.rules ?? []) as Obj[]).some((r) => matchList(r.operations, a.operation) && matchList(r.apiGroups, group) && matchList(r.apiVersions, gvk?.version ?? 'v1') && matchList(r.resources, resource) && (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace));
+        if (!ruleOk) continue;
+        try {
+          if (w.objectSelector && !selectorFromLabelSelector(w.objectSelector).matches(obj.metadata.labels ?? {})) continue;
+          if (w.namespaceSelector && a.namespace) {
+            nsLabels ??= (await this.ctx.namespaces().get(undefined, a.namespace, '0').catch(() => undefined))?.metadata.labels ?? {};
+            if (!selectorFromLabelSelector(w.namespaceSelector).matches(nsLabels)) continue;
+          }
+        } catch {
+          continue;
+        }
+        out.push(w);
+      }
+    }
+    return out;
+  }
+
+  /** Calls one webhook; returns its response, or undefined when it failed and may be ignored. */
+  protected async call(w: Obj, obj: KubeObject, a: AdmissionAttributes): Promise<Obj | undefined> {
+    const [group, resource] = a.resource.split('/') as [string, string];
+    const gvk = this.ctx.gvk(a.resource) ?? { group, version: 'v1', kind: '' };
+    const uid = randomUUID();
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid,
+        kind: gvk,
+        resource: { group, version: gvk.version, resource },
+        requestKind: gvk,
+        requestResource: { group, version: gvk.version, resource },
+        name: obj.metadata.name ?? '',
+        ...(a.namespace ? { namespace: a.namespace } : {}),
+        operation: a.operation,
+        userInfo: { username: a.user?.name ?? 'system:admin', groups: a.user?.groups ?? [] },
+        object: obj,
+        oldObject: a.old ?? null,
+        dryRun: !!a.dryRun,
+        options: { apiVersion: 'meta.k8s.io/v1', kind: `${a.operation === 'CREATE' ? 'Create' : a.operation === 'UPDATE' ? 'Update' : 'Delete'}Options` },
+      },
+    };
+    const url = w.clientConfig?.url as string | undefined;
+    const fail = (why: string) => {
+      if (w.failurePolicy === 'Ignore') return undefined;
+      throw failure('InternalError', `Internal error occurred: failed calling webhook "${w.name}": ${why}`);
+    };
+    if (!url) return fail('only clientConfig.url webhooks are supported; service references need a Service proxy');
+    try {
+      const res = await post(url, JSON.stringify(review), w.clientConfig.caBundle, (w.timeoutSeconds ?? 10) * 1000);
+      const r = res.response as Obj | undefined;
+      if (!r || r.uid !== uid) return fail(`expected response.uid="${uid}", got "${r?.uid ?? ''}"`);
+      return r;
+    } catch (e) {
+      if (e instanceof StatusError) throw e;
+      return fail(`failed to call webhook: Post "${url}": ${(e as Error).message}`);
+    }
+  }
+
+  protected denied(w: Obj, r: Obj): StatusError {
+    const st = (r.status ?? {}) as Obj;
+    const code = st.code && st.code !== 200 ? st.code : 400;
+    const why = st.message || st.reason;
+    return new StatusError({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: why ? `admission webhook "${w.name}" denied the request: ${why}` : `admission webhook "${w.name}" denied the request without explanation`,
+      reason: st.reason && /^[A-Z]/.test(st.reason) ? st.reason : code === 403 ? 'Forbidden' : code === 422 ? 'Invalid' : 'BadRequest',
+      code,
+    } as never);
+  }
+}
+
+export class MutatingWebhooks extends WebhookPlugin implements MutatingAdmission {
+  readonly name = 'MutatingAdmissionWebhook';
+
+  async admit(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+    for (const w of await this.matching(obj, a)) {
+      const r = await this.call(w, obj, a);
+      if (!r) continue;
+      if (!r.allowed) throw this.denied(w, r);
+      if (r.patch) {
+        if (r.patchType && r.patchType !== 'JSONPatch') throw failure('InternalError', `Internal error occurred: webhook "${w.name}" returned an unsupported patchType ${r.patchType}`);
+        let ops: unknown;
+        try {
+          ops = JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8'));
+        } catch {
+          throw failure('InternalError', `Internal error occurred: webhook "${w.name}" returned a patch that is not JSON`);
+        }
+        const patched = applyJsonPatch(obj, ops as never) as KubeObject;
+        for (const k of Object.keys(obj)) delete (obj as Obj)[k];
+        Object.assign(obj, patched);
+      }
+    }
+  }
+}
+
+export class ValidatingWebhooks extends WebhookPlugin implements ValidatingAdmission {
+  readonly name = 'ValidatingAdmissionWebhook';
+
+  async validate(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+    const hooks = await this.matching(obj, a);
+    const results = await Promise.all(hooks.map((w) => this.call(w, obj, a).then((r) => ({ w, r }))));
+    for (const { w, r } of results) if (r && !r.allowed) throw this.denied(w, r);
+  }
+}
