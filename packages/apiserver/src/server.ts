@@ -31,6 +31,7 @@ import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/prio
 import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admission/podplugins.js';
 import { ResourceQuotaAdmission } from './admission/resourcequota.js';
 import { MutatingWebhooks, ValidatingWebhooks } from './admission/webhook.js';
+import { ServiceAccountAdmission } from './admission/serviceaccount.js';
 import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, reconcileBootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
 import type { TokenAuthenticator } from './auth/authn.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
@@ -115,6 +116,10 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota', ...(opts.admission?.enable ?? [])]);
   for (const d of opts.admission?.disable ?? []) enabled.delete(d);
   const pods = registry.get('/v1/pods')!;
+  // ServiceAccount needs token signing; clusters without it (the plain-HTTP
+  // development mode) leave pods' service accounts alone.
+  if (opts.serviceAccount && !(opts.admission?.disable ?? []).includes('ServiceAccount')) enabled.add('ServiceAccount');
+  if (enabled.has('ServiceAccount')) pods.admission.push(new ServiceAccountAdmission(() => registry.get('/v1/serviceaccounts')!));
   if (enabled.has('Priority')) pods.admission.push(new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!));
   if (enabled.has('DefaultTolerationSeconds')) pods.admission.push(new DefaultTolerationSeconds());
   if (enabled.has('AlwaysPullImages')) pods.admission.push(new AlwaysPullImages());

@@ -278,6 +278,18 @@ export class PodManager {
     return {
       configMap: (ns, name) => get(`/api/v1/namespaces/${ns}/configmaps/${name}`),
       secret: (ns, name) => get(`/api/v1/namespaces/${ns}/secrets/${name}`),
+      token: async (pod, sa, audience, expirationSeconds) => {
+        try {
+          const res = await this.o.client.post<{ status: { token: string } }>(`/api/v1/namespaces/${pod.metadata.namespace}/serviceaccounts/${sa}/token`, {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: { ...(audience ? { audiences: [audience] } : {}), expirationSeconds, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name, uid: pod.metadata.uid } },
+          });
+          return res.status.token;
+        } catch (e) {
+          throw new ConfigError(`failed to fetch token: ${(e as Error).message}`);
+        }
+      },
     };
   }
 

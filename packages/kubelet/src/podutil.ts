@@ -86,6 +86,8 @@ export function expand(s: string, vars: Record<string, string>): string {
 export interface EnvSources {
   configMap(namespace: string, name: string): Promise<Obj | undefined>;
   secret(namespace: string, name: string): Promise<Obj | undefined>;
+  /** A ServiceAccount token bound to the pod (TokenRequest). */
+  token?(pod: KubeObject, serviceAccount: string, audience: string | undefined, expirationSeconds: number): Promise<string>;
 }
 
 /** makeEnvironmentVariables: envFrom first, then env in order, each able to refer to the ones before. */

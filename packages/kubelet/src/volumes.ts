@@ -84,7 +84,11 @@ export async function prepareVolumes(pod: KubeObject, podDir: string, src: EnvSo
         if (s.configMap) Object.assign(files, await configMapFiles(src, ns, s.configMap));
         else if (s.secret) Object.assign(files, await secretFiles(src, ns, s.secret));
         else if (s.downwardAPI) Object.assign(files, downwardFiles(pod, s.downwardAPI.items, hostIP, podIP));
-        // serviceAccountToken sources need the TokenRequest API (the security work).
+        else if (s.serviceAccountToken) {
+          if (!src.token) throw new ConfigError('no ServiceAccount token source is available');
+          const sa = (pod.spec as Obj).serviceAccountName || 'default';
+          files[s.serviceAccountToken.path] = Buffer.from(await src.token(pod, sa, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? 3600));
+        }
       }
       writeFiles(dir, files, v.projected.defaultMode);
     } else mkdirSync(dir, { recursive: true });

@@ -59,7 +59,11 @@ before(async () => {
   env = await startTestEnv({ secure: true, server: { tokenFile: tokens } });
   admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
   jane = await env.pki!.client('jane', ['developers']);
-  for (const ns of ['dev', 'prod']) await call('POST', '/api/v1/namespaces', admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  for (const ns of ['dev', 'prod']) {
+    await call('POST', '/api/v1/namespaces', admin, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    // No controller-manager here: the default ServiceAccount the ServiceAccount admission plugin wants is made by hand.
+    await call('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, admin, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
+  }
   await call('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/dev/roles', admin, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'pod-reader' }, rules: [{ apiGroups: [''], resources: ['pods', 'pods/log'], verbs: ['get', 'list', 'watch'] }] });
   await call('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/dev/rolebindings', admin, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'jane-reads-pods' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'pod-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'jane' }] });
   await call('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', admin, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'readers-view' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'readers' }] });
@@ -240,3 +244,19 @@ function callPatch(path: string, creds: Creds, body: unknown) {
     req.end(payload);
   });
 }
+
+test('the ServiceAccount admission plugin: default account, a token volume in every container, refusal without the account', async () => {
+  const r = await call('POST', '/api/v1/namespaces/dev/pods', admin, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sa-pod' }, spec: { initContainers: [{ name: 'i', image: 'busybox' }], containers: [{ name: 'c', image: 'busybox' }] } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.equal(r.body.spec.serviceAccountName, 'default');
+  const vol = r.body.spec.volumes.find((v: any) => v.name.startsWith('kube-api-access-'));
+  assert.deepEqual(vol.projected.sources.map((s: any) => Object.keys(s)[0]), ['serviceAccountToken', 'configMap', 'downwardAPI']);
+  for (const c of [...r.body.spec.initContainers, ...r.body.spec.containers]) {
+    assert.deepEqual(c.volumeMounts, [{ name: vol.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }]);
+  }
+  const off = await call('POST', '/api/v1/namespaces/dev/pods', admin, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'no-token' }, spec: { automountServiceAccountToken: false, containers: [{ name: 'c', image: 'busybox' }] } });
+  assert.equal(off.body.spec.volumes, undefined);
+  const missing = await call('POST', '/api/v1/namespaces/dev/pods', admin, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ghost' }, spec: { serviceAccountName: 'ghost', containers: [{ name: 'c', image: 'busybox' }] } });
+  assert.equal(missing.status, 403);
+  assert.equal(missing.body.message, 'pods "ghost" is forbidden: error looking up service account dev/ghost: serviceaccount "ghost" not found');
+});

@@ -10,6 +10,7 @@ import { NamespaceController } from './namespace/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
+import { RootCACertPublisher } from './rootcacertpublisher/controller.js';
 
 const table: ControllerDescriptor[] = [
   { name: 'cronjob', create: (ctx) => new CronJobController(ctx) },
@@ -22,6 +23,7 @@ const table: ControllerDescriptor[] = [
   { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx, ctx.nodeMonitorGracePeriodMs, ctx.nodeMonitorPeriodMs) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
+  { name: 'root-ca-cert-publisher', create: (ctx) => new RootCACertPublisher(ctx) },
 ];
 
 const names = new Set<string>();
