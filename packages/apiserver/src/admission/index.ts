@@ -13,6 +13,8 @@ export interface AdmissionAttributes {
   /** `group/resource`, e.g. `/pods` or `apps/deployments`. */
   resource: string;
   namespace: string | undefined;
+  /** status, scale, binding, ... for subresource writes. */
+  subresource?: string;
   old?: KubeObject;
   dryRun?: boolean;
   /** Who asked (webhooks see it). */

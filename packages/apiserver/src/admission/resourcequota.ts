@@ -77,7 +77,8 @@ export class ResourceQuotaAdmission implements ValidatingAdmission {
 
   private async charge(obj: KubeObject, a: AdmissionAttributes, sign: 1 | -1): Promise<void> {
     const ns = a.namespace!;
-    const { items } = await this.quotas().list(ns, {});
+    // Which quotas exist comes from the watch cache; each charge reads the quota fresh.
+    const { items } = await this.quotas().list(ns, { resourceVersion: '0' });
     if (!items.length) return;
     const delta = this.usage(obj, a.resource);
     for (const q of items) {

@@ -100,3 +100,22 @@ test('an unreachable webhook fails the request with failurePolicy Fail and is sk
   await new Promise((r) => setTimeout(r, 200));
   assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' } })).status, 201);
 });
+
+test('webhooks see updates too: a mutating webhook on UPDATE patches the new object', async () => {
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'on-update' },
+    webhooks: [{ name: 'update.example.com', clientConfig: { url: `${hookURL}/mutate`, caBundle }, rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } };
+  const created = await request(env.url, 'POST', '/api/v1/namespaces/default/services', svc);
+  assert.equal(created.body.metadata.labels, undefined, 'CREATE is not in the rule');
+  const updated = await request(env.url, 'PATCH', '/api/v1/namespaces/default/services/web', { metadata: { annotations: { touched: 'yes' } } }, { contentType: 'application/merge-patch+json' });
+  assert.equal(updated.status, 200, JSON.stringify(updated.body));
+  assert.equal(updated.body.metadata.labels.mutated, 'yes');
+  const review = seen.find((s) => s.request.operation === 'UPDATE' && s.request.name === 'web');
+  assert.equal(review.request.oldObject.metadata.annotations, undefined);
+  assert.equal(review.request.object.metadata.annotations.touched, 'yes');
+});

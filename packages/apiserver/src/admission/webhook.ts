@@ -53,11 +53,15 @@ function post(url: string, body: string, caBundle: string | undefined, timeoutMs
 
 abstract class WebhookPlugin {
   abstract readonly name: string;
+  /** How many configurations exist (kept from the watch cache): none means nothing to call. */
+  private configured = new Set<string>();
 
-  constructor(protected readonly ctx: WebhookContext) {}
+  constructor(protected readonly ctx: WebhookContext) {
+    ctx.configurations().subscribe((type, obj) => (type === 'DELETED' ? this.configured.delete(obj.metadata.name!) : this.configured.add(obj.metadata.name!)));
+  }
 
   handles(a: AdmissionAttributes): boolean {
-    return a.resource !== 'admissionregistration.k8s.io/mutatingwebhookconfigurations' && a.resource !== 'admissionregistration.k8s.io/validatingwebhookconfigurations';
+    return this.configured.size > 0 && a.resource !== 'admissionregistration.k8s.io/mutatingwebhookconfigurations' && a.resource !== 'admissionregistration.k8s.io/validatingwebhookconfigurations';
   }
 
   protected async matching(obj: KubeObject, a: AdmissionAttributes): Promise<Obj[]> {
@@ -69,7 +73,8 @@ abstract class WebhookPlugin {
     const out: Obj[] = [];
     for (const cfg of items) {
       for (const w of ((cfg as Obj).webhooks ?? []) as Obj[]) {
-        const ruleOk = ((w.rules ?? []) as Obj[]).some((r) => matchList(r.operations, a.operation) && matchList(r.apiGroups, group) && matchList(r.apiVersions, gvk?.version ?? 'v1') && matchList(r.resources, resource) && (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace));
+        const res = a.subresource ? `${resource}/${a.subresource}` : resource;
+        const ruleOk = ((w.rules ?? []) as Obj[]).some((r) => matchList(r.operations, a.operation) && matchList(r.apiGroups, group) && matchList(r.apiVersions, gvk?.version ?? 'v1') && (matchList(r.resources, res) || (!!a.subresource && r.resources?.includes(`*/${a.subresource}`))) && (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace));
         if (!ruleOk) continue;
         try {
           if (w.objectSelector && !selectorFromLabelSelector(w.objectSelector).matches(obj.metadata.labels ?? {})) continue;
@@ -98,9 +103,10 @@ abstract class WebhookPlugin {
         uid,
         kind: gvk,
         resource: { group, version: gvk.version, resource },
+        ...(a.subresource ? { subResource: a.subresource } : {}),
         requestKind: gvk,
         requestResource: { group, version: gvk.version, resource },
-        name: obj.metadata.name ?? '',
+        name: obj.metadata.name ?? a.old?.metadata.name ?? '',
         ...(a.namespace ? { namespace: a.namespace } : {}),
         operation: a.operation,
         userInfo: { username: a.user?.name ?? 'system:admin', groups: a.user?.groups ?? [] },

@@ -433,7 +433,15 @@ export class Store {
       }
       const old = this.external(cur.obj);
       const proposed = this.internal(await tryUpdate(structuredClone(old)));
-      const candidate = this.prepareUpdate(proposed, cur.obj, opts.subresource, opts.preconditionRV);
+      let candidate = this.prepareUpdate(proposed, cur.obj, opts.subresource, opts.preconditionRV);
+      const attrs = { operation: 'UPDATE' as const, resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(opts.subresource ? { subresource: opts.subresource === 'binding-internal' ? 'binding' : opts.subresource } : {}), old: this.external(cur.obj), dryRun: !!opts.ctx?.dryRun, ...(opts.ctx?.user ? { user: opts.ctx.user } : {}) };
+      if (this.admission.some((p) => p.handles(attrs))) {
+        // Mutating admission, then the strategy's rules again on what it made.
+        const mutated = this.external(candidate);
+        await admit(this.admission, mutated, attrs);
+        candidate = this.prepareUpdate(this.internal(mutated), cur.obj, opts.subresource, undefined);
+      }
+      await validate(this.validating, this.external(candidate), attrs);
       if (opts.ctx?.applied) {
         if (opts.subresource === 'status') candidate.metadata.managedFields = proposed.metadata.managedFields;
       } else this.setManagedFields(candidate, trackUpdate(cur.obj, candidate, this.fieldContext(opts.ctx, opts.subresource)));
