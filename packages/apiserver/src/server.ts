@@ -81,6 +81,25 @@ declare module 'fastify' {
   }
 }
 
+/** The first IP of the service range: the `kubernetes` Service's, in the serving certificate. */
+export const KUBERNETES_SERVICE_IP = `${process.env.KUBELING_SERVICE_CIDR_PREFIX ?? '127.1'}.0.1`;
+
+/** default/kubernetes, the Service clients inside the cluster find the apiserver by (upstream's bootstrap controller). */
+async function ensureKubernetesService(registry: Registry, advertise: string, scheme: string): Promise<void> {
+  const i = advertise.lastIndexOf(':');
+  const ip = advertise.slice(0, i).replace(/^\[|\]$/g, '');
+  const port = Number(advertise.slice(i + 1));
+  const create = async (resource: string, obj: Record<string, unknown>) => {
+    try {
+      await registry.get(resource)!.create('default', obj as never, { fieldManager: 'kube-apiserver' });
+    } catch (e) {
+      if (!(e instanceof StatusError) || e.status.reason !== 'AlreadyExists') throw e;
+    }
+  };
+  await create('/v1/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: KUBERNETES_SERVICE_IP, ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }], sessionAffinity: 'None', type: 'ClusterIP' } });
+  await create('/v1/endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } }, subsets: [{ addresses: [{ ip }], ports: [{ name: scheme, port, protocol: 'TCP' }] }] });
+}
+
 export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const metrics = new ApiMetrics();
   const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000 }, { observe: (op, s) => metrics.etcdLatency(op, s) });
@@ -329,6 +348,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     await Promise.all([...cachers.values()].map((c) => c.ready()));
     await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
     await ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!);
+    await ensureKubernetesService(registry, opts.advertiseAddress ?? '127.0.0.1:6443', opts.tls ? 'https' : 'http');
     if (authzMode === 'RBAC') await reconcileBootstrapPolicy(registry.get('rbac.authorization.k8s.io/v1/clusterroles')!, registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!);
   });
   app.addHook('preClose', async () => {

@@ -111,7 +111,8 @@ export async function serviceAccountKeys(): Promise<{ privatePem: string; public
 
 /** The names the apiserver's certificate answers to. */
 export const APISERVER_DNS = ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'];
-export const APISERVER_IPS = ['127.0.0.1', '::1'];
+/** Loopback and the `kubernetes` Service's IP (the first of the service range 127.1.0.0/16). */
+export const APISERVER_IPS = ['127.0.0.1', '::1', '127.1.0.1'];
 
 export interface ClusterPKI {
   dir: string;
