@@ -236,6 +236,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         verb: info.verb,
         ...(info.isResourceRequest ? { resource: info.resource, ...(info.subresource ? { subresource: info.subresource } : {}), ...(info.apiGroup ? { apiGroup: info.apiGroup } : {}), ...(info.namespace ? { namespace: info.namespace } : {}), ...(info.name ? { name: info.name } : {}) } : { path }),
         code,
+        requestReceivedTimestamp: new Date(Date.now() - ms).toISOString(),
+        stageTimestamp: new Date().toISOString(),
         latencyMs: Math.round(ms * 10) / 10,
         sourceIP: req.ip,
         userAgent: req.headers['user-agent'],
