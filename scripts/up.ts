@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { ensureClusterPKI } from '@kubeling/pki';
 import { createServer } from 'node:net';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KUBECONFIG, LOGS, ROOT, STATE, alive, healthy, readState, writeState, type Component } from './cluster.js';
@@ -207,15 +208,48 @@ async function main(): Promise<void> {
   }
 
   writeFileSync(KUBECONFIG, kubeconfig(apiURL, pki.ca, pki.clients.admin!, 'kubernetes-admin'), { mode: 0o600 });
+  if (nodes > 0) {
+    const t0 = Date.now();
+    await waitNodesReady(apiURL, pki, nodeNames, 60_000);
+    console.log(`nodes         ${nodeNames.join(', ')} Ready (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  }
   console.log(`kubeconfig    written to ${KUBECONFIG}`);
   printNext();
+}
+
+/** Polls the Node objects (as the admin) until every one is Ready. */
+async function waitNodesReady(apiURL: string, pki: { ca: string; clients: Record<string, { cert: string; key: string }> }, names: string[], timeoutMs: number): Promise<void> {
+  const get = (): Promise<{ items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[] }> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(`${apiURL}/api/v1/nodes`, { ca: readFileSync(pki.ca), cert: readFileSync(pki.clients.admin!.cert), key: readFileSync(pki.clients.admin!.key), timeout: 5000 }, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => {
+          try {
+            resolve(JSON.parse(b));
+          } catch (e) {
+            reject(e);
+          }
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const list = await get().catch(() => ({ items: [] }));
+    const ready = new Set(list.items.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata.name));
+    if (names.every((n) => ready.has(n))) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`nodes did not become Ready in ${timeoutMs / 1000}s; see ${LOGS}`);
 }
 
 function printNext(): void {
   console.log(`
 Next:
   export KUBECONFIG=${KUBECONFIG}
-  kubectl get namespaces
+  kubectl get nodes
   npm run status        # health of each component
   npm run down          # stop (add -- --purge to delete .kubeling/)`);
 }
