@@ -109,3 +109,63 @@ export async function startEtcd(opts: { binary?: string; name?: string } = {}): 
   }
   return { endpoint: client, pid: child.pid!, dataDir, stop };
 }
+
+export interface EtcdCluster {
+  endpoints: string[];
+  members: { name: string; endpoint: string; child: ChildProcess }[];
+  /** SIGKILLs one member (the rest keep quorum). */
+  kill(i: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A throwaway etcd cluster of `n` members on loopback ports, for HA tests. */
+export async function startEtcdCluster(n = 3, opts: { binary?: string } = {}): Promise<EtcdCluster> {
+  const dataRoot = mkdtempSync(join(tmpdir(), 'kubeling-etcd-cluster-'));
+  const ports = await Promise.all(Array.from({ length: n }, async () => [await freePort(), await freePort()] as const));
+  const names = ports.map((_, i) => `m${i}`);
+  const initial = ports.map(([, peer], i) => `${names[i]}=http://127.0.0.1:${peer}`).join(',');
+  const token = `kubeling-${Date.now().toString(36)}`;
+  const members = ports.map(([client, peer], i) => {
+    const endpoint = `http://127.0.0.1:${client}`;
+    const child = spawn(
+      opts.binary ?? 'etcd',
+      [
+        `--name=${names[i]}`,
+        `--data-dir=${join(dataRoot, names[i]!)}`,
+        `--listen-client-urls=${endpoint}`,
+        `--advertise-client-urls=${endpoint}`,
+        `--listen-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-cluster=${initial}`,
+        `--initial-cluster-token=${token}`,
+        '--initial-cluster-state=new',
+        '--logger=zap',
+        '--log-level=error',
+        '--heartbeat-interval=50',
+        '--election-timeout=500',
+      ],
+      { stdio: ['ignore', 'ignore', 'ignore'] },
+    );
+    return { name: names[i]!, endpoint, child };
+  });
+  const stop = async () => {
+    for (const m of members) await stopChild(m.child);
+    rmSync(dataRoot, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(async () => (await Promise.all(members.map((m) => fetch(`${m.endpoint}/health`).then((r) => r.ok)))).every(Boolean), 30_000, 'the etcd cluster to become healthy');
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return {
+    endpoints: members.map((m) => m.endpoint),
+    members,
+    kill: async (i) => {
+      const c = members[i]!.child;
+      if (c.pid) tryKill(c.pid, 'SIGKILL');
+      await new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r(undefined) : c.once('exit', r)));
+    },
+    stop,
+  };
+}
