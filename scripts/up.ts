@@ -18,6 +18,7 @@ const { values } = parseArgs({
     'apiserver-port': { type: 'string', default: '6443' },
     'etcd-port': { type: 'string', default: '2379' },
     nodes: { type: 'string', default: '2' },
+    ha: { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -90,25 +91,37 @@ async function main(): Promise<void> {
   }
   mkdirSync(LOGS, { recursive: true });
   const components: Component[] = [];
-  const etcdPort = await pickPort(Number(values['etcd-port']));
-  const peerPort = await pickPort(etcdPort + 1);
-  const etcdURL = `http://127.0.0.1:${etcdPort}`;
-  const peerURL = `http://127.0.0.1:${peerPort}`;
-  const etcd = start('etcd', 'etcd', [
-    '--name=kubeling',
-    `--data-dir=${join(STATE, 'etcd-data')}`,
-    `--listen-client-urls=${etcdURL}`,
-    `--advertise-client-urls=${etcdURL}`,
-    `--listen-peer-urls=${peerURL}`,
-    `--initial-advertise-peer-urls=${peerURL}`,
-    `--initial-cluster=kubeling=${peerURL}`,
-    '--logger=zap',
-  ]);
-  etcd.health = `${etcdURL}/health`;
-  components.push(etcd);
+  // etcd: one member, or three with --ha.
+  const members = values.ha ? 3 : 1;
+  const etcdPorts: [number, number][] = [];
+  for (let i = 0; i < members; i++) {
+    const c = await pickPort(Number(values['etcd-port']) + 2 * i);
+    etcdPorts.push([c, await pickPort(c + 1)]);
+  }
+  const names = etcdPorts.map((_, i) => (members === 1 ? 'kubeling' : `kubeling-${i + 1}`));
+  const initialCluster = etcdPorts.map(([, peer], i) => `${names[i]}=http://127.0.0.1:${peer}`).join(',');
+  const etcdURLs: string[] = [];
+  for (const [i, [client, peer]] of etcdPorts.entries()) {
+    const url = `http://127.0.0.1:${client}`;
+    const etcd = start(members === 1 ? 'etcd' : `etcd-${i + 1}`, 'etcd', [
+      `--name=${names[i]}`,
+      `--data-dir=${join(STATE, members === 1 ? 'etcd-data' : `etcd-data-${i + 1}`)}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${peer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+      `--initial-cluster=${initialCluster}`,
+      ...(members > 1 ? ['--initial-cluster-token=kubeling-ha', '--initial-cluster-state=new'] : []),
+      '--logger=zap',
+    ]);
+    etcd.health = `${url}/health`;
+    components.push(etcd);
+    etcdURLs.push(url);
+  }
+  const etcdURL = etcdURLs.join(',');
   writeState({ etcdEndpoint: etcdURL, apiserverURL: '', components });
-  await waitHealthy(etcd, etcd.health, 20_000);
-  console.log(`etcd          ready at ${etcdURL} (pid ${etcd.pid})`);
+  for (const c of components) await waitHealthy(c, c.health!, 30_000);
+  console.log(`etcd          ready at ${etcdURL} (${members} member${members > 1 ? 's' : ''})`);
 
   const nodes = Number(values.nodes);
   if (!Number.isInteger(nodes) || nodes < 0 || nodes > 50) throw new Error('--nodes must be between 0 and 50');
@@ -120,64 +133,55 @@ async function main(): Promise<void> {
     scheduler: { cn: 'system:kube-scheduler' },
     ...Object.fromEntries(nodeNames.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
   });
-  const apiPort = await pickPort(Number(values['apiserver-port']));
-  const apiURL = `https://127.0.0.1:${apiPort}`;
-  const kubeconfigFor = (name: string, user: string) => {
-    const f = join(STATE, 'kubeconfigs', `${name}.kubeconfig`);
+  const apiCount = values.ha ? 2 : 1;
+  const apiURLs: string[] = [];
+  for (let i = 0; i < apiCount; i++) apiURLs.push(`https://127.0.0.1:${await pickPort(Number(values['apiserver-port']) + i)}`);
+  const apiURL = apiURLs[0]!;
+  const kubeconfigFor = (name: string, user: string, server = apiURL, file = name) => {
+    const f = join(STATE, 'kubeconfigs', `${file}.kubeconfig`);
     mkdirSync(join(STATE, 'kubeconfigs'), { recursive: true, mode: 0o700 });
-    writeFileSync(f, kubeconfig(apiURL, pki.ca, pki.clients[name]!, user), { mode: 0o600 });
+    writeFileSync(f, kubeconfig(server, pki.ca, pki.clients[name]!, user), { mode: 0o600 });
     return f;
   };
-  const apiserver = start('apiserver', process.execPath, [
-    '--import',
-    'tsx',
-    'packages/apiserver/src/main.ts',
-    `--etcd-servers=${etcdURL}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${apiPort}`,
-    `--tls-cert-file=${pki.apiserverCert}`,
-    `--tls-private-key-file=${pki.apiserverKey}`,
-    `--client-ca-file=${pki.ca}`,
-    '--authorization-mode=Node,RBAC',
-    `--service-account-signing-key-file=${pki.saKey}`,
-    `--service-account-key-file=${pki.saPub}`,
-    `--audit-log-path=${join(LOGS, 'audit.log')}`,
-  ]);
-  apiserver.health = `${apiURL}/readyz`;
-  components.push(apiserver);
-  writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
-  await waitHealthy(apiserver, apiserver.health, 60_000);
-  console.log(`apiserver     ready at ${apiURL} (pid ${apiserver.pid})`);
+  for (const [i, url] of apiURLs.entries()) {
+    const apiserver = start(apiCount === 1 ? 'apiserver' : `apiserver-${i + 1}`, process.execPath, [
+      '--import',
+      'tsx',
+      'packages/apiserver/src/main.ts',
+      `--etcd-servers=${etcdURL}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${new URL(url).port}`,
+      `--tls-cert-file=${pki.apiserverCert}`,
+      `--tls-private-key-file=${pki.apiserverKey}`,
+      `--client-ca-file=${pki.ca}`,
+      '--authorization-mode=Node,RBAC',
+      `--service-account-signing-key-file=${pki.saKey}`,
+      `--service-account-key-file=${pki.saPub}`,
+      `--audit-log-path=${join(LOGS, apiCount === 1 ? 'audit.log' : `audit-${i + 1}.log`)}`,
+    ]);
+    apiserver.health = `${url}/readyz`;
+    components.push(apiserver);
+    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+    await waitHealthy(apiserver, apiserver.health, 60_000);
+    console.log(`apiserver     ready at ${url} (pid ${apiserver.pid})`);
+  }
 
-  const cmPort = await pickPort(10257);
-  const cm = start('controller-manager', process.execPath, [
-    '--import',
-    'tsx',
-    'packages/controller-manager/src/main.ts',
-    `--kubeconfig=${kubeconfigFor('controller-manager', 'system:kube-controller-manager')}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${cmPort}`,
-  ]);
-  cm.health = `http://127.0.0.1:${cmPort}/healthz`;
-  components.push(cm);
-  writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
-  await waitHealthy(cm, cm.health, 60_000);
-  console.log(`controller-manager ready (pid ${cm.pid}, health on ${cmPort})`);
-
-  const schedPort = await pickPort(10259);
-  const sched = start('scheduler', process.execPath, [
-    '--import',
-    'tsx',
-    'packages/scheduler/src/main.ts',
-    `--kubeconfig=${kubeconfigFor('scheduler', 'system:kube-scheduler')}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${schedPort}`,
-  ]);
-  sched.health = `http://127.0.0.1:${schedPort}/healthz`;
-  components.push(sched);
-  writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
-  await waitHealthy(sched, sched.health, 60_000);
-  console.log(`scheduler     ready (pid ${sched.pid}, health on ${schedPort})`);
+  // Controller-managers and schedulers: one each, or two each with --ha (leader-elected, on different apiservers).
+  for (const [kind, pkg, user, basePort] of [
+    ['controller-manager', 'packages/controller-manager/src/main.ts', 'system:kube-controller-manager', 10257],
+    ['scheduler', 'packages/scheduler/src/main.ts', 'system:kube-scheduler', 10259],
+  ] as const) {
+    for (let i = 0; i < apiCount; i++) {
+      const port = await pickPort(basePort + 20 * i);
+      const name = apiCount === 1 ? kind : `${kind}-${i + 1}`;
+      const c = start(name, process.execPath, ['--import', 'tsx', pkg, `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`, '--bind-address=127.0.0.1', `--secure-port=${port}`]);
+      c.health = `http://127.0.0.1:${port}/healthz`;
+      components.push(c);
+      writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+      await waitHealthy(c, c.health, 60_000);
+      console.log(`${name.padEnd(13)} ready (pid ${c.pid}, health on ${port})`);
+    }
+  }
 
   // Nodes: a runtime (CRI server) and a kubelet each, pod IPs in 127.2.<n>.0/24.
   mkdirSync(join(STATE, 'run'), { recursive: true });
