@@ -1,0 +1,63 @@
+/** kubeling's kubectl against a real etcd + apiserver (HTTPS, client certificate): get, create -f, delete, errors. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { run } from './cli.js';
+
+let env: TestEnv;
+let dir: string;
+let kubeconfig: string;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kubectl-cli-'));
+  env = await startTestEnv({ secure: true });
+  const admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: ${env.url}, certificate-authority-data: ${b64(env.pki!.caPem)}}\nusers:\n- name: u\n  user: {client-certificate-data: ${b64(admin.certPem)}, client-key-data: ${b64(admin.keyPem)}}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n`);
+});
+after(async () => {
+  await env?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function k(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...argv], { out: (s) => (out += s), err: (s) => (err += s), env: { HOME: dir } });
+  return { code, out, err };
+}
+
+test('create -f, get as a Table / -o name / -o yaml, delete, and NotFound the kubectl way', async () => {
+  const f = join(dir, 'cm.yaml');
+  writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels: {app: web}\ndata: {a: "1"}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n');
+  const c = await k('create', '-f', f);
+  assert.equal(c.code, 0, c.err);
+  assert.equal(c.out, 'configmap/settings created\ndeployment.apps/web created\n');
+  const t = await k('get', 'cm', 'settings');
+  assert.match(t.out, /^NAME\s+DATA\s+AGE\nsettings\s+1\s+\S+\n$/);
+  assert.match((await k('get', 'deploy', '-o', 'wide')).out, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR\nweb\s+0\/2/);
+  assert.equal((await k('get', 'configmaps', '-l', 'app=web', '-o', 'name')).out, 'configmap/settings\n');
+  assert.match((await k('get', 'configmap/settings', '-o', 'yaml')).out, /^apiVersion: v1\ndata:\n {2}a: "1"\nkind: ConfigMap\n/);
+  assert.match((await k('get', 'ns', '--show-labels')).out, /^NAME\s+STATUS\s+AGE\s+LABELS\n/);
+  const d = await k('delete', 'deployment', 'web');
+  assert.equal(d.out, 'deployment.apps "web" deleted\n');
+  const nf = await k('get', 'deployment', 'web');
+  assert.equal(nf.code, 1);
+  assert.equal(nf.err, 'Error from server (NotFound): deployments.apps "web" not found\n');
+  const empty = await k('get', 'pods');
+  assert.equal(empty.err, 'No resources found in default namespace.\n');
+  assert.match((await k('api-resources')).out, /^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m);
+});
+
+test('client-side validation fails before any request (no server listens at all)', async () => {
+  const f = join(dir, 'bad.yaml');
+  writeFileSync(f, 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: -3}\n');
+  let err = '';
+  const code = await run(['create', '-f', f, '--server', `https://127.0.0.1:${await freePort()}`, '--kubeconfig', kubeconfig], { out: () => undefined, err: (s) => (err += s), env: { HOME: dir } });
+  assert.equal(code, 1);
+  assert.match(err, /spec\.replicas: Invalid value: -3: must be greater than or equal to 0/);
+});
