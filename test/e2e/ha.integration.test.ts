@@ -95,7 +95,7 @@ test('killing the leaders and an etcd member mid-rollout: the rollout completes 
   await etcd.kill(0);
   // The old ReplicaSet still had pods: the rollout was in progress when they died.
   const midRS = ((await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dha')).items as Obj[]).find((r) => r.spec.template.spec.containers[0].image === 'nginx:1.26');
-  assert.ok(midRS.spec.replicas > 0, 'still rolling when killed');
+  assert.ok(midRS && midRS.spec.replicas > 0, 'still rolling when killed');
   await waitFor(
     async () => {
       const x = await get('/apis/apps/v1/namespaces/default/deployments/ha');
