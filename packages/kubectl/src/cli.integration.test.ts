@@ -61,3 +61,24 @@ test('client-side validation fails before any request (no server listens at all)
   assert.equal(code, 1);
   assert.match(err, /spec\.replicas: Invalid value: -3: must be greater than or equal to 0/);
 });
+
+test('apply -f twice with an edited manifest (image changed, an env var removed): created, configured, unchanged; --server-side', async () => {
+  const manifest = (image: string, env: string) => `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: app}}\n  template:\n    metadata: {labels: {app: app}}\n    spec:\n      containers:\n      - name: c\n        image: ${image}\n        ports: [{containerPort: 80}]\n        env: [${env}]\n`;
+  const f = join(dir, 'app.yaml');
+  writeFileSync(f, manifest('nginx:1.25', '{name: A, value: "1"}, {name: B, value: "2"}'));
+  assert.equal((await k('apply', '-f', f)).out, 'deployment.apps/app created\n');
+  writeFileSync(f, manifest('nginx:1.26', '{name: A, value: "1"}'));
+  assert.equal((await k('apply', '-f', f)).out, 'deployment.apps/app configured\n');
+  assert.equal((await k('apply', '-f', f)).out, 'deployment.apps/app unchanged\n');
+  const got = JSON.parse((await k('get', 'deploy', 'app', '-o', 'json')).out);
+  const c = got.spec.template.spec.containers[0];
+  assert.equal(c.image, 'nginx:1.26');
+  assert.deepEqual(c.env, [{ name: 'A', value: '1' }]);
+  assert.deepEqual(c.ports, [{ containerPort: 80, protocol: 'TCP' }]);
+  const ss = join(dir, 'ss.yaml');
+  writeFileSync(ss, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa}\ndata: {a: "1"}\n');
+  assert.equal((await k('apply', '--server-side', '-f', ss)).out, 'configmap/ssa serverside-applied\n');
+  const cm = JSON.parse((await k('get', 'cm', 'ssa', '-o', 'json', '--show-managed-fields')).out);
+  assert.equal(cm.metadata.managedFields[0].manager, 'kubectl');
+  assert.equal(cm.metadata.managedFields[0].operation, 'Apply');
+});

@@ -3,7 +3,8 @@
  * resolution in kubectl's order with --kubeconfig/--context/--cluster/--user/
  * --token/--server/-n/--as, discovery cached under --cache-dir, server-side
  * Tables for `get`, and errors printed the kubectl way. This first slice has
- * `version`, `api-resources`, `api-versions`, `get`, `create -f` and `delete`.
+ * `version`, `api-resources`, `api-versions`, `get`, `create -f`, `apply -f`
+ * (client-side three-way merge, or `--server-side`) and `delete`.
  */
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -12,6 +13,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { isStatusError } from '@kubeling/apimachinery';
 import { RestClient, loadKubeConfig, resolveClientConfig, type ClientConfig } from '@kubeling/client';
 import { Discovery, resourcePath, type Mapping } from './discovery.js';
+import { LAST_APPLIED, threeWayMergePatch, withAnnotation } from './apply.js';
 
 type Obj = Record<string, any>;
 
@@ -40,6 +42,8 @@ interface Global {
   filenames: string[];
   showLabels: boolean;
   showManagedFields: boolean;
+  serverSide: boolean;
+  forceConflicts: boolean;
 }
 
 const GLOBAL_VALUE = new Map([
@@ -65,7 +69,7 @@ const GLOBAL_VALUE = new Map([
 
 /** Splits argv into flags and positional arguments (`--flag=v`, `--flag v`, `-n v`). */
 export function parseArgs(argv: string[]): { g: Global; args: string[] } {
-  const g: Global = { allNamespaces: false, filenames: [], showLabels: false, showManagedFields: false };
+  const g: Global = { allNamespaces: false, filenames: [], showLabels: false, showManagedFields: false, serverSide: false, forceConflicts: false };
   const args: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -84,6 +88,8 @@ export function parseArgs(argv: string[]): { g: Global; args: string[] } {
     } else if (a === '-A' || a === '--all-namespaces') g.allNamespaces = true;
     else if (a === '--show-labels') g.showLabels = true;
     else if (a === '--show-managed-fields') g.showManagedFields = true;
+    else if (a === '--server-side') g.serverSide = true;
+    else if (a === '--force-conflicts') g.forceConflicts = true;
     else if (a.startsWith('-')) throw new UsageError(`unknown flag: ${flag}`);
     else args.push(a);
   }
@@ -134,12 +140,12 @@ export async function run(argv: string[], io: IO): Promise<number> {
     const { g, args } = parseArgs(argv);
     const [cmd, ...rest] = args;
     if (!cmd || cmd === 'help') {
-      io.out('kubectl controls the kubeling cluster.\n\nCommands: version, api-resources, api-versions, get, create -f, delete\n');
+      io.out('kubectl controls the kubeling cluster.\n\nCommands: version, api-resources, api-versions, get, create -f, apply -f [--server-side], delete\n');
       return 0;
     }
     // Client-side validation comes before any connection.
-    const manifests = (cmd === 'create' || cmd === 'delete') && g.filenames.length ? readManifests(g.filenames) : [];
-    if (cmd === 'create') for (const m of manifests) validateManifest(m, g.filenames.join(','));
+    const manifests = (cmd === 'create' || cmd === 'delete' || cmd === 'apply') && g.filenames.length ? readManifests(g.filenames) : [];
+    if (cmd === 'create' || cmd === 'apply') for (const m of manifests) validateManifest(m, g.filenames.join(','));
     const config = clientConfig(g, io.env);
     client = new RestClient(config, { userAgent: 'kubectl/v1.32.0 (kubeling)' });
     const discovery = new Discovery(client, g.cacheDir ?? join(io.env.HOME ?? homedir(), '.kube', 'cache'));
@@ -170,6 +176,43 @@ export async function run(argv: string[], io: IO): Promise<number> {
           if (!mapping) throw new UsageError(`error: resource mapping not found for name: "${m.metadata?.name}" namespace: "" from "${g.filenames.join(',')}": no matches for kind "${m.kind}" in version "${m.apiVersion}"`);
           const created = await client.post<Obj>(resourcePath(mapping, m.metadata?.namespace ?? ns), m, { fieldManager: 'kubectl-create' });
           io.out(`${kindRef(mapping)}/${created.metadata.name} created\n`);
+        }
+        return 0;
+      }
+      case 'apply': {
+        if (!manifests.length) throw new UsageError('error: must specify one of -f and -k');
+        for (const m of manifests) {
+          const mapping = await discovery.forKind(m.apiVersion, m.kind);
+          if (!mapping) throw new UsageError(`error: resource mapping not found for name: "${m.metadata?.name}" namespace: "" from "${g.filenames.join(',')}": no matches for kind "${m.kind}" in version "${m.apiVersion}"`);
+          const namespace = m.metadata?.namespace ?? ns;
+          const name = m.metadata.name as string;
+          const path = resourcePath(mapping, namespace, name);
+          if (g.serverSide) {
+            await client.patch(path, m, 'application/apply-patch+yaml', { fieldManager: 'kubectl', ...(g.forceConflicts ? { force: 'true' } : {}) });
+            io.out(`${kindRef(mapping)}/${name} serverside-applied\n`);
+            continue;
+          }
+          let live: Obj | undefined;
+          try {
+            live = await client.get<Obj>(path);
+          } catch (e) {
+            if (!isStatusError(e) || e.status.reason !== 'NotFound') throw e;
+          }
+          const modified = withAnnotation(m);
+          if (!live) {
+            await client.post(resourcePath(mapping, namespace), modified, { fieldManager: 'kubectl-client-side-apply' });
+            io.out(`${kindRef(mapping)}/${name} created\n`);
+            continue;
+          }
+          const prev = live.metadata?.annotations?.[LAST_APPLIED];
+          const original = prev ? (JSON.parse(prev) as Obj) : undefined;
+          const patch = threeWayMergePatch(original, modified, live);
+          if (!Object.keys(patch).length) {
+            io.out(`${kindRef(mapping)}/${name} unchanged\n`);
+            continue;
+          }
+          await client.patch(path, patch, 'application/merge-patch+json', { fieldManager: 'kubectl-client-side-apply' });
+          io.out(`${kindRef(mapping)}/${name} configured\n`);
         }
         return 0;
       }

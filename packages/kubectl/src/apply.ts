@@ -1,0 +1,52 @@
+/**
+ * Client-side apply: the manifest is remembered in the
+ * `kubectl.kubernetes.io/last-applied-configuration` annotation, and the change
+ * sent is a three-way JSON merge patch — what the manifest sets that the live
+ * object lacks or differs in, plus deletions (null) of what the previous
+ * manifest set and this one no longer does. Fields other writers added and no
+ * manifest ever mentioned are left alone.
+ */
+type Obj = Record<string, any>;
+
+export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+const isMap = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
+/** Whether `cur` already says everything `want` says (server defaults may add more). */
+function covers(want: unknown, cur: unknown): boolean {
+  if (Array.isArray(want)) return Array.isArray(cur) && cur.length === want.length && want.every((w, i) => covers(w, cur[i]));
+  if (isMap(want)) return isMap(cur) && Object.entries(want).every(([k, v]) => covers(v, cur[k]));
+  return JSON.stringify(want) === JSON.stringify(cur);
+}
+
+/** The patch taking `current` to `modified`, deleting what `original` had and `modified` dropped. */
+export function threeWayMergePatch(original: Obj | undefined, modified: Obj, current: Obj): Obj {
+  const patch: Obj = {};
+  for (const [k, v] of Object.entries(modified)) {
+    const cur = current?.[k];
+    if (isMap(v) && isMap(cur)) {
+      const sub = threeWayMergePatch(isMap(original?.[k]) ? original![k] : undefined, v, cur);
+      if (Object.keys(sub).length) patch[k] = sub;
+    } else if (!covers(v, cur)) patch[k] = v;
+  }
+  for (const k of Object.keys(original ?? {})) {
+    if (!(k in modified) && current && k in current) patch[k] = null;
+  }
+  return patch;
+}
+
+/** The manifest as it will be stored in the annotation (without the annotation itself). */
+export function lastApplied(manifest: Obj): string {
+  const copy = structuredClone(manifest);
+  if (copy.metadata?.annotations) {
+    delete copy.metadata.annotations[LAST_APPLIED];
+    if (!Object.keys(copy.metadata.annotations).length) delete copy.metadata.annotations;
+  }
+  return JSON.stringify(copy);
+}
+
+/** The manifest with its own last-applied annotation, as kubectl sends it. */
+export function withAnnotation(manifest: Obj): Obj {
+  const out = structuredClone(manifest);
+  out.metadata = { ...(out.metadata ?? {}), annotations: { ...(out.metadata?.annotations ?? {}), [LAST_APPLIED]: lastApplied(manifest) + '\n' } };
+  return out;
+}
