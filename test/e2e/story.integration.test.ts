@@ -23,6 +23,8 @@ import { Kubelet } from '@kubeling/kubelet';
 import { KubelingRuntime } from '@kubeling/runtime';
 import { buildConfig, Scheduler } from '@kubeling/scheduler';
 import { Kubectl, kubectlBinaries, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+import { run } from '@kubeling/kubectl';
+import { writeFileSync } from 'node:fs';
 
 type Obj = Record<string, any>;
 const EXAMPLE = fileURLToPath(new URL('../../examples/nginx-deployment.yaml', import.meta.url));
@@ -155,4 +157,30 @@ test('kubectl apply -f examples/nginx-deployment.yaml: every hop happens, in ord
   } finally {
     k.cleanup();
   }
+});
+
+test("our kubectl against the same cluster: logs and logs -f of the nginx pods", { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+  const admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
+  const b64 = (x: string) => Buffer.from(x).toString('base64');
+  const kubeconfig = join(dir, 'ours.kubeconfig');
+  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: ${env.url}, certificate-authority-data: ${b64(env.pki!.caPem)}}\nusers:\n- name: u\n  user: {client-certificate-data: ${b64(admin.certPem)}, client-key-data: ${b64(admin.keyPem)}}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n`);
+  const ours = async (argv: string[], signal?: AbortSignal) => {
+    let out = '';
+    let err = '';
+    const code = await run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'ours-cache'), ...argv], { out: (x) => (out += x), err: (x) => (err += x), env: { HOME: dir }, ...(signal ? { signal } : {}) });
+    return { code, out, err };
+  };
+  const logs = await ours(['logs', 'deployment/nginx-deployment']);
+  assert.equal(logs.code, 0, logs.err);
+  assert.match(logs.out, /nginx: listening on 127\.7\.\d+\.\d+:80/);
+  assert.match(logs.err, /^Found 3 pods, using pod\//);
+  const pods = JSON.parse((await ours(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).out).items;
+  const ctl = new AbortController();
+  let followed = '';
+  const following = run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'ours-cache'), 'logs', '-f', pods[0].metadata.name, '--tail=0'], { out: (x) => (followed += x), err: () => undefined, env: { HOME: dir }, signal: ctl.signal });
+  await new Promise((r) => setTimeout(r, 800));
+  await fetch(`http://${pods[0].status.podIP}:80/followed-by-ours`).catch(() => undefined);
+  await waitFor(async () => /GET \/followed-by-ours HTTP\/1\.1" 404/.test(followed), 10_000, 'our logs -f to show the request');
+  ctl.abort();
+  await following;
 });

@@ -150,6 +150,31 @@ export class RestClient {
     });
   }
 
+  /**
+   * A GET whose body is handed over as it arrives (logs -f). Errors (status ≥ 400)
+   * come back as a StatusError; resolves when the stream ends or `signal` aborts.
+   */
+  async stream(path: string, query: RequestOptions['query'], onChunk: (b: Buffer) => void, signal?: AbortSignal): Promise<void> {
+    await this.limiter.take();
+    this.requestCount++;
+    const send = this.base.protocol === 'https:' ? httpsRequest : httpRequest;
+    await new Promise<void>((resolve, reject) => {
+      const req = send({ agent: this.agent, host: this.base.hostname, port: this.base.port, method: 'GET', path: this.url(path, query), headers: this.headers({ path, accept: '*/*' }, undefined), ...(signal ? { signal } : {}) }, (res) => {
+        if ((res.statusCode ?? 0) >= 400) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => reject(toStatusError({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })));
+          return;
+        }
+        res.on('data', onChunk);
+        res.on('end', () => resolve());
+        res.on('error', (e) => (signal?.aborted ? resolve() : reject(e)));
+      });
+      req.on('error', (e) => (signal?.aborted ? resolve() : reject(e)));
+      req.end();
+    });
+  }
+
   /** Sends a request with rate limiting and retries; returns the raw response (any status). */
   async raw(o: RequestOptions): Promise<RawResponse> {
     const body = o.body === undefined ? undefined : Buffer.isBuffer(o.body) ? o.body : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));

@@ -82,3 +82,32 @@ test('apply -f twice with an edited manifest (image changed, an env var removed)
   assert.equal(cm.metadata.managedFields[0].manager, 'kubectl');
   assert.equal(cm.metadata.managedFields[0].operation, 'Apply');
 });
+
+test('run, scale, label, annotate', async () => {
+  // No controller-manager here: the default ServiceAccount pods need is made by hand.
+  const sa = join(dir, 'sa.yaml');
+  writeFileSync(sa, 'apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: default}\n');
+  await k('create', '-f', sa);
+  const r = await k('run', 'hello', '--image=busybox', '--restart=Never', '--env=GREETING=hi', '--port=8080', '--', 'sh', '-c', 'echo $GREETING');
+  assert.equal(r.out, 'pod/hello created\n', r.err);
+  const pod = JSON.parse((await k('get', 'pod', 'hello', '-o', 'json')).out);
+  assert.deepEqual(pod.metadata.labels, { run: 'hello' });
+  assert.equal(pod.spec.restartPolicy, 'Never');
+  assert.deepEqual(pod.spec.containers[0].args, ['sh', '-c', 'echo $GREETING']);
+  assert.deepEqual(pod.spec.containers[0].env, [{ name: 'GREETING', value: 'hi' }]);
+  assert.match((await k('run', 'Bad_Name', '--image=busybox')).err, /metadata\.name: Invalid value: "Bad_Name"/);
+  const f = join(dir, 'd.yaml');
+  writeFileSync(f, 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: scaled}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: s}}\n  template:\n    metadata: {labels: {app: s}}\n    spec: {containers: [{name: c, image: nginx}]}\n');
+  await k('create', '-f', f);
+  assert.equal((await k('scale', 'deployment/scaled', '--replicas=4')).out, 'deployment.apps/scaled scaled\n');
+  assert.equal(JSON.parse((await k('get', 'deploy', 'scaled', '-o', 'json')).out).spec.replicas, 4);
+  assert.equal((await k('label', 'deploy', 'scaled', 'tier=web')).out, 'deployment.apps/scaled labeled\n');
+  assert.match((await k('label', 'deploy', 'scaled', 'tier=db')).err, /'tier' already has a value \(web\), and --overwrite is false/);
+  assert.equal((await k('label', 'deploy', 'scaled', 'tier=db', '--overwrite')).code, 0);
+  assert.equal((await k('annotate', 'deploy/scaled', 'note=hi')).out, 'deployment.apps/scaled annotated\n');
+  const d = JSON.parse((await k('get', 'deploy', 'scaled', '-o', 'json')).out);
+  assert.equal(d.metadata.labels.tier, 'db');
+  assert.equal(d.metadata.annotations.note, 'hi');
+  assert.equal((await k('label', 'deploy', 'scaled', 'tier-')).code, 0);
+  assert.equal(JSON.parse((await k('get', 'deploy', 'scaled', '-o', 'json')).out).metadata.labels?.tier, undefined);
+});

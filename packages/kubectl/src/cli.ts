@@ -21,6 +21,8 @@ export interface IO {
   out(s: string): void;
   err(s: string): void;
   env: Record<string, string | undefined>;
+  /** Ends long-running commands (logs -f). */
+  signal?: AbortSignal;
 }
 
 export class UsageError extends Error {}
@@ -44,6 +46,19 @@ interface Global {
   showManagedFields: boolean;
   serverSide: boolean;
   forceConflicts: boolean;
+  replicas?: string;
+  image?: string;
+  restart?: string;
+  port?: string;
+  env?: string[];
+  labels?: string;
+  fromLiteral?: string[];
+  tail?: string;
+  container?: string;
+  overwrite?: boolean;
+  command?: boolean;
+  follow?: boolean;
+  previous?: boolean;
 }
 
 const GLOBAL_VALUE = new Map([
@@ -65,7 +80,19 @@ const GLOBAL_VALUE = new Map([
   ['--field-selector', 'fieldSelector'],
   ['--filename', 'filenames'],
   ['-f', 'filenames'],
+  ['--replicas', 'replicas'],
+  ['--image', 'image'],
+  ['--restart', 'restart'],
+  ['--port', 'port'],
+  ['--env', 'env'],
+  ['--labels', 'labels'],
+  ['--from-literal', 'fromLiteral'],
+  ['--tail', 'tail'],
+  ['--container', 'container'],
+  ['-c', 'container'],
 ]);
+
+const MULTI = new Set(['filenames', 'env', 'fromLiteral']);
 
 /** Splits argv into flags and positional arguments (`--flag=v`, `--flag v`, `-n v`). */
 export function parseArgs(argv: string[]): { g: Global; args: string[] } {
@@ -79,16 +106,25 @@ export function parseArgs(argv: string[]): { g: Global; args: string[] } {
     }
     const eq = a.startsWith('--') ? a.indexOf('=') : -1;
     const flag = eq > 0 ? a.slice(0, eq) : a;
+    // `logs -f` follows; everywhere else -f names a file.
+    if ((flag === '-f' || flag === '--follow') && args[0] === 'logs' && eq < 0) {
+      g.follow = true;
+      continue;
+    }
     const key = GLOBAL_VALUE.get(flag);
     if (key) {
       const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
       if (v === undefined) throw new UsageError(`flag needs an argument: ${flag}`);
-      if (key === 'filenames') g.filenames.push(v);
+      if (MULTI.has(key)) ((g as unknown as Record<string, string[]>)[key] ??= []).push(v);
       else (g as unknown as Record<string, string>)[key] = v;
     } else if (a === '-A' || a === '--all-namespaces') g.allNamespaces = true;
     else if (a === '--show-labels') g.showLabels = true;
     else if (a === '--show-managed-fields') g.showManagedFields = true;
     else if (a === '--server-side') g.serverSide = true;
+    else if (a === '--overwrite') g.overwrite = true;
+    else if (a === '--command') g.command = true;
+    else if (a === '--follow' || a === '-f=true') g.follow = true;
+    else if (a === '--previous' || a === '-p') g.previous = true;
     else if (a === '--force-conflicts') g.forceConflicts = true;
     else if (a.startsWith('-')) throw new UsageError(`unknown flag: ${flag}`);
     else args.push(a);
@@ -140,7 +176,7 @@ export async function run(argv: string[], io: IO): Promise<number> {
     const { g, args } = parseArgs(argv);
     const [cmd, ...rest] = args;
     if (!cmd || cmd === 'help') {
-      io.out('kubectl controls the kubeling cluster.\n\nCommands: version, api-resources, api-versions, get, create -f, apply -f [--server-side], delete\n');
+      io.out('kubectl controls the kubeling cluster.\n\nCommands: version, api-resources, api-versions, get, create -f, apply -f [--server-side], delete, run, scale, label, annotate, logs\n');
       return 0;
     }
     // Client-side validation comes before any connection.
@@ -214,6 +250,98 @@ export async function run(argv: string[], io: IO): Promise<number> {
           await client.patch(path, patch, 'application/merge-patch+json', { fieldManager: 'kubectl-client-side-apply' });
           io.out(`${kindRef(mapping)}/${name} configured\n`);
         }
+        return 0;
+      }
+      case 'scale': {
+        const [type, maybeName] = rest;
+        if (!g.replicas || !/^\d+$/.test(g.replicas)) throw new UsageError('error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0');
+        const [t, n] = type?.includes('/') ? (type.split('/') as [string, string]) : [type, maybeName];
+        const mapping = t ? await discovery.find(t) : undefined;
+        if (!mapping || !n) throw new UsageError('error: resource(s) were provided, but no name was specified');
+        await client.patch(`${resourcePath(mapping, ns, n)}/scale`, { spec: { replicas: Number(g.replicas) } }, 'application/merge-patch+json');
+        io.out(`${kindRef(mapping)}/${n} scaled\n`);
+        return 0;
+      }
+      case 'label':
+      case 'annotate': {
+        const [type, ...restArgs] = rest;
+        const [t, n0] = type?.includes('/') ? (type.split('/') as [string, string]) : [type, undefined];
+        const n = n0 ?? restArgs.shift();
+        const mapping = t ? await discovery.find(t) : undefined;
+        if (!mapping || !n) throw new UsageError('error: one or more resources must be specified as <resource> <name> or <resource>/<name>');
+        const changes: Record<string, string | null> = {};
+        for (const kv of restArgs) {
+          if (kv.endsWith('-')) changes[kv.slice(0, -1)] = null;
+          else {
+            const i = kv.indexOf('=');
+            if (i <= 0) throw new UsageError(`error: invalid ${cmd === 'label' ? 'label' : 'annotation'} spec: ${kv}`);
+            changes[kv.slice(0, i)] = kv.slice(i + 1);
+          }
+        }
+        const field = cmd === 'label' ? 'labels' : 'annotations';
+        const path = resourcePath(mapping, ns, n);
+        if (!g.overwrite) {
+          const live = await client.get<Obj>(path);
+          for (const [key, v] of Object.entries(changes)) {
+            const have = live.metadata?.[field]?.[key];
+            if (v !== null && have !== undefined && have !== v) throw new UsageError(`error: '${key}' already has a value (${have}), and --overwrite is false`);
+          }
+        }
+        await client.patch(path, { metadata: { [field]: changes } }, 'application/merge-patch+json');
+        io.out(`${kindRef(mapping)}/${n} ${cmd === 'label' ? 'labeled' : 'annotated'}\n`);
+        return 0;
+      }
+      case 'logs': {
+        const [target] = rest;
+        if (!target) throw new UsageError('error: expected POD or TYPE/NAME is a required argument for the logs command');
+        let pod = target;
+        if (target.includes('/')) {
+          const [t, n] = target.split('/') as [string, string];
+          const mapping = await discovery.find(t);
+          if (!mapping) throw new UsageError(`error: the server doesn't have a resource type "${t}"`);
+          if (mapping.resource === 'pods') pod = n;
+          else {
+            const owner = await client.get<Obj>(resourcePath(mapping, ns, n));
+            const sel = Object.entries((owner.spec?.selector?.matchLabels ?? {}) as Record<string, string>).map(([a, b]) => `${a}=${b}`).join(',');
+            const pods = (await client.get<Obj>(`/api/v1/namespaces/${ns}/pods`, { labelSelector: sel })).items as Obj[];
+            if (!pods.length) throw new UsageError(`error: no pods found for ${target}`);
+            pod = pods[0].metadata.name;
+            if (pods.length > 1) io.err(`Found ${pods.length} pods, using pod/${pod}\n`);
+          }
+        }
+        const query: Record<string, string> = { ...(g.container ? { container: g.container } : {}), ...(g.tail ? { tailLines: g.tail } : {}), ...(g.follow ? { follow: 'true' } : {}), ...(g.previous ? { previous: 'true' } : {}) };
+        if (!g.container) {
+          const p = await client.get<Obj>(`/api/v1/namespaces/${ns}/pods/${pod}`);
+          const names = ((p.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
+          if (names.length > 1) {
+            query.container = p.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ?? names[0]!;
+            io.err(`Defaulted container "${query.container}" out of: ${names.join(', ')}\n`);
+          }
+        }
+        await client.stream(`/api/v1/namespaces/${ns}/pods/${pod}/log`, query, (b) => io.out(b.toString()), io.signal);
+        return 0;
+      }
+      case 'run': {
+        const [name, ...cmdArgs] = rest;
+        if (!name) throw new UsageError('error: NAME is required for run');
+        if (!g.image) throw new UsageError('error: --image is required');
+        const labels: Record<string, string> = { run: name };
+        for (const kv of (g.labels ?? '').split(',').filter(Boolean)) {
+          const i = kv.indexOf('=');
+          if (i <= 0) throw new UsageError(`error: invalid label spec: ${kv}`);
+          labels[kv.slice(0, i)] = kv.slice(i + 1);
+        }
+        if (g.labels) delete labels.run;
+        const env = (g.env ?? []).map((kv) => {
+          const i = kv.indexOf('=');
+          return { name: kv.slice(0, i), value: kv.slice(i + 1) };
+        });
+        const container: Obj = { name, image: g.image, ...(g.port ? { ports: [{ containerPort: Number(g.port) }] } : {}), ...(env.length ? { env } : {}), resources: {} };
+        if (cmdArgs.length) container[g.command ? 'command' : 'args'] = cmdArgs;
+        const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels }, spec: { containers: [container], restartPolicy: g.restart ?? 'Always', dnsPolicy: 'ClusterFirst' } };
+        validateManifest(pod, 'run');
+        await client.post(`/api/v1/namespaces/${ns}/pods`, pod, { fieldManager: 'kubectl-run' });
+        io.out(`pod/${name} created\n`);
         return 0;
       }
       case 'delete': {
