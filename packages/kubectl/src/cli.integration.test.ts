@@ -111,3 +111,21 @@ test('run, scale, label, annotate', async () => {
   assert.equal((await k('label', 'deploy', 'scaled', 'tier-')).code, 0);
   assert.equal(JSON.parse((await k('get', 'deploy', 'scaled', '-o', 'json')).out).metadata.labels?.tier, undefined);
 });
+
+test('create <generator>: namespace, configmap --from-literal, secret generic, serviceaccount, deployment; get of several kinds', async () => {
+  assert.equal((await k('create', 'namespace', 'gen')).out, 'namespace/gen created\n');
+  assert.equal((await k('create', 'configmap', 'cfg', '--from-literal=a=1', '--from-literal=b=two', '-n', 'gen')).out, 'configmap/cfg created\n');
+  assert.equal((await k('create', 'secret', 'generic', 'pw', '--from-literal=password=s3cret', '-n', 'gen')).out, 'secret/pw created\n');
+  assert.equal((await k('create', 'serviceaccount', 'bot', '-n', 'gen')).out, 'serviceaccount/bot created\n');
+  assert.equal((await k('create', 'deployment', 'web', '--image=nginx:1.27', '--replicas=3', '--port=80', '-n', 'gen')).out, 'deployment.apps/web created\n');
+  const cm = JSON.parse((await k('get', 'cm', 'cfg', '-n', 'gen', '-o', 'json')).out);
+  assert.deepEqual(cm.data, { a: '1', b: 'two' });
+  const sec = JSON.parse((await k('get', 'secret', 'pw', '-n', 'gen', '-o', 'json')).out);
+  assert.equal(Buffer.from(sec.data.password, 'base64').toString(), 's3cret');
+  const d = JSON.parse((await k('get', 'deploy', 'web', '-n', 'gen', '-o', 'json')).out);
+  assert.deepEqual([d.spec.replicas, d.spec.selector.matchLabels, d.spec.template.spec.containers[0].name, d.spec.template.spec.containers[0].ports], [3, { app: 'web' }, 'nginx', [{ containerPort: 80, protocol: 'TCP' }]]);
+  const both = (await k('get', 'deploy,cm', '-n', 'gen')).out;
+  assert.match(both, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\ndeployment\.apps\/web\s+0\/3/);
+  assert.match(both, /\n\nNAME\s+DATA\s+AGE\nconfigmap\/cfg\s+2\s/);
+  assert.match((await k('create', 'deployment', 'noimage')).err, /required flag\(s\) "image" not set/);
+});

@@ -59,6 +59,8 @@ interface Global {
   command?: boolean;
   follow?: boolean;
   previous?: boolean;
+  multi?: boolean;
+  printedTable?: boolean;
 }
 
 const GLOBAL_VALUE = new Map([
@@ -206,6 +208,7 @@ export async function run(argv: string[], io: IO): Promise<number> {
       case 'get':
         return await get(client, discovery, g, rest, ns, io);
       case 'create': {
+        if (!manifests.length && rest.length) return await createGenerator(client, discovery, g, rest, ns, io);
         if (!manifests.length) throw new UsageError('error: must specify one of -f and -k');
         for (const m of manifests) {
           const mapping = await discovery.forKind(m.apiVersion, m.kind);
@@ -405,9 +408,68 @@ function kindRef(m: Mapping): string {
   return m.group ? `${m.kind.toLowerCase()}.${m.group}` : m.kind.toLowerCase();
 }
 
+/** `create namespace|configmap|secret generic|serviceaccount|deployment NAME ...`. */
+async function createGenerator(client: RestClient, discovery: Discovery, g: Global, rest: string[], ns: string, io: IO): Promise<number> {
+  let [kind, name, ...more] = rest;
+  if (kind === 'secret') {
+    if (name !== 'generic') throw new UsageError(`error: unknown secret type "${name}" (only generic is supported)`);
+    [name, ...more] = more;
+  }
+  void more;
+  if (!name) throw new UsageError(`error: exactly one NAME is required, got 0`);
+  const literals = () => {
+    const data: Record<string, string> = {};
+    for (const kv of g.fromLiteral ?? []) {
+      const i = kv.indexOf('=');
+      if (i <= 0) throw new UsageError(`error: invalid literal source ${kv}, expected key=value`);
+      data[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    return data;
+  };
+  let obj: Obj;
+  switch (kind) {
+    case 'namespace':
+    case 'ns':
+      obj = { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+      break;
+    case 'configmap':
+    case 'cm':
+      obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: literals() };
+      break;
+    case 'secret':
+      obj = { apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', data: Object.fromEntries(Object.entries(literals()).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
+      break;
+    case 'serviceaccount':
+    case 'sa':
+      obj = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } };
+      break;
+    case 'deployment':
+    case 'deploy': {
+      if (!g.image) throw new UsageError('error: required flag(s) "image" not set');
+      const replicas = g.replicas === undefined ? 1 : Number(g.replicas);
+      const labels = { app: name };
+      obj = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, labels }, spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: g.image.split('/').pop()!.split(/[:@]/)[0], image: g.image, ...(g.port ? { ports: [{ containerPort: Number(g.port) }] } : {}), resources: {} }] } }, strategy: {} } };
+      break;
+    }
+    default:
+      throw new UsageError(`error: unknown type "${kind}" for create (namespace, configmap, secret generic, serviceaccount, deployment)`);
+  }
+  validateManifest(obj, 'create');
+  const mapping = (await discovery.forKind(obj.apiVersion, obj.kind))!;
+  await client.post(resourcePath(mapping, ns), obj, { fieldManager: 'kubectl-create' });
+  io.out(`${kindRef(mapping)}/${name} created\n`);
+  return 0;
+}
+
 async function get(client: RestClient, discovery: Discovery, g: Global, rest: string[], ns: string, io: IO): Promise<number> {
   const [type, ...names] = rest;
   if (!type) throw new UsageError('You must specify the type of resource to get.');
+  // Several kinds at once (`get deploy,po`): each printed in turn, names prefixed.
+  if (type.includes(',') && !names.length) {
+    const shared: Global = { ...g, multi: true };
+    for (const t of type.split(',').filter(Boolean)) await get(client, discovery, shared, [t], ns, io);
+    return 0;
+  }
   const [t, slashName] = type.includes('/') ? (type.split('/') as [string, string]) : [type, undefined];
   const mapping = await discovery.find(t);
   if (!mapping) throw new UsageError(`error: the server doesn't have a resource type "${t}"`);
@@ -440,11 +502,15 @@ async function get(client: RestClient, discovery: Discovery, g: Global, rest: st
     return 0;
   }
   const header = [...(g.allNamespaces && mapping.namespaced ? ['NAMESPACE'] : []), ...show.map(({ d }) => String(d.name).toUpperCase()), ...(g.showLabels ? ['LABELS'] : [])];
+  const nameCol = show.findIndex(({ d }) => String(d.name).toUpperCase() === 'NAME') + (g.allNamespaces && mapping.namespaced ? 1 : 0);
   const body = rows.map((r) => {
     const meta = (r.object?.metadata ?? {}) as Obj;
     const labels = Object.entries((meta.labels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',') || '<none>';
     return [...(g.allNamespaces && mapping.namespaced ? [meta.namespace ?? ''] : []), ...show.map(({ i }) => String(r.cells[i] ?? '')), ...(g.showLabels ? [labels] : [])];
   });
+  if (g.multi && nameCol >= 0) for (const r of body) r[nameCol] = `${kindRef(mapping)}/${r[nameCol]}`;
+  if (g.multi && g.printedTable) io.out('\n');
   io.out(columns([header, ...body]));
+  g.printedTable = true;
   return 0;
 }
