@@ -83,3 +83,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   return false;
 }
+
+/** A flag duration like `500ms`, `15s`, `5m`, `1h` (a bare number is seconds), in ms. */
+export function parseDuration(v: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(v.trim());
+  if (!m) throw new Error(`invalid duration ${JSON.stringify(v)}`);
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+}

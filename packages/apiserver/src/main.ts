@@ -16,16 +16,11 @@
  *   --log-level=info
  */
 import { readFileSync } from 'node:fs';
+import { parseDuration } from '@kubeling/apimachinery';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { buildApiServer } from './server.js';
 
-export function parseDuration(v: string): number {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(v.trim());
-  if (!m) throw new Error(`invalid duration ${JSON.stringify(v)}`);
-  const n = Number(m[1]);
-  return n * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h']);
-}
 
 function authzMode(v: string): 'RBAC' | 'AlwaysAllow' {
   // Upstream takes a list (e.g. Node,RBAC). Node is accepted; until the Node

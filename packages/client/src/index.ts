@@ -4,3 +4,4 @@ export * from './cache.js';
 export * from './workqueue.js';
 export * from './leaderelection.js';
 export * from './events.js';
+export * from './component.js';

@@ -10,15 +10,9 @@
  */
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { loadKubeConfig, resolveClientConfig } from '@kubeling/client';
-import { parseBool } from '@kubeling/apimachinery';
+import { loadKubeConfig, resolveClientConfig, stopOnSignals } from '@kubeling/client';
+import { parseBool, parseDuration as duration } from '@kubeling/apimachinery';
 import { ControllerManager } from './manager.js';
-
-function duration(v: string): number {
-  const m = /^(\d+)(ms|s|m)?$/.exec(v);
-  if (!m) throw new Error(`invalid duration ${v}`);
-  return Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm']);
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -62,14 +56,7 @@ async function main(): Promise<void> {
   });
   await mgr.start();
   log.info({ identity: mgr.identity, port: mgr.address?.port }, 'controller-manager started');
-  const stop = async () => {
-    const t = setTimeout(() => process.exit(1), 10_000);
-    t.unref();
-    await mgr.stop().catch(() => undefined);
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
+  stopOnSignals(() => mgr.stop());
 }
 
 main().catch((e) => {

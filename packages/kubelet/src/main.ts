@@ -15,7 +15,7 @@
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import pino from 'pino';
-import { loadKubeConfig, resolveClientConfig } from '@kubeling/client';
+import { loadKubeConfig, resolveClientConfig, stopOnSignals } from '@kubeling/client';
 import { Kubelet } from './kubelet.js';
 import { NodeManager } from './node.js';
 
@@ -93,14 +93,7 @@ async function main(): Promise<void> {
     log,
   });
   await kubelet.start();
-  const stop = async () => {
-    const t = setTimeout(() => process.exit(1), 10_000);
-    t.unref();
-    await kubelet.stop().catch(() => undefined);
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
+  stopOnSignals(() => kubelet.stop());
 }
 
 main().catch((e) => {

@@ -10,16 +10,10 @@
  */
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { loadKubeConfig, resolveClientConfig } from '@kubeling/client';
-import { parseBool } from '@kubeling/apimachinery';
+import { loadKubeConfig, resolveClientConfig, stopOnSignals } from '@kubeling/client';
+import { parseBool, parseDuration as duration } from '@kubeling/apimachinery';
 import { buildConfig, loadConfig } from './framework/profile.js';
 import { SchedulerServer } from './server.js';
-
-function duration(v: string): number {
-  const m = /^(\d+)(ms|s|m)?$/.exec(v);
-  if (!m) throw new Error(`invalid duration ${v}`);
-  return Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm']);
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -57,14 +51,7 @@ async function main(): Promise<void> {
   });
   await server.start();
   log.info({ identity: server.identity, port: server.address?.port }, 'scheduler started');
-  const stop = async () => {
-    const t = setTimeout(() => process.exit(1), 10_000);
-    t.unref();
-    await server.stop().catch(() => undefined);
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
+  stopOnSignals(() => server.stop());
 }
 
 main().catch((e) => {

@@ -3,11 +3,11 @@
  * `kube-system/kube-scheduler` Lease (when leader election is on), with
  * /healthz, /readyz and /metrics on its own port.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { InformerFactory, LeaderElector, RestClient, type ClientConfig } from '@kubeling/client';
+import { InformerFactory, LeaderElector, RestClient, type ClientConfig, serveHealth } from '@kubeling/client';
 import type { SchedulerConfig } from './framework/profile.js';
 import { Scheduler } from './scheduler.js';
 
@@ -88,16 +88,9 @@ export class SchedulerServer {
     await this.scheduler?.stop();
   }
 
-  private serve(): Promise<void> {
-    if (this.o.port === undefined) return Promise.resolve();
-    this.server = createServer((req, res) => {
-      if (req.url === '/healthz' || req.url === '/livez' || req.url === '/readyz') {
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      } else if (req.url === '/metrics') {
-        void this.metrics.metrics().then((m) => res.writeHead(200, { 'content-type': this.metrics.contentType }).end(m));
-      } else res.writeHead(404).end();
-    });
-    return new Promise((resolve) => this.server!.listen(this.o.port, this.o.bindAddress ?? '127.0.0.1', () => resolve()));
+  private async serve(): Promise<void> {
+    if (this.o.port === undefined) return;
+    this.server = await serveHealth(this.metrics, this.o.port, this.o.bindAddress);
   }
 
   get address(): { port: number } | undefined {
