@@ -83,6 +83,9 @@ interface Ctr {
 
 const newId = () => randomBytes(32).toString('hex');
 
+/** A process's exit code as a shell reports it: its own, or 128 + the signal that ended it. */
+const exitCode = (code: number | null, signal: NodeJS.Signals | null): number => code ?? 128 + (signal ? ((osConstants.signals as Record<string, number>)[signal] ?? 0) : 0);
+
 function ipToInt(ip: string): number {
   return ip.split('.').reduce((a, o) => a * 256 + Number(o), 0);
 }
@@ -315,7 +318,7 @@ export class KubelingRuntime implements CriRuntime {
     log.follow(proc.stderr!, 'stderr');
     c.exited = new Promise((resolve) => {
       proc.once('close', (code, signal) => {
-        const exit = code ?? 128 + (signal ? (osConstants.signals as Record<string, number>)[signal] ?? 0 : 0);
+        const exit = exitCode(code, signal);
         this.exited(c, exit, exit === 0 ? 'Completed' : 'Error');
         c.proc = undefined;
         void log.close().then(resolve);
@@ -411,7 +414,7 @@ export class KubelingRuntime implements CriRuntime {
       });
       p.once('close', (code, signal) => {
         if (timer) clearTimeout(timer);
-        resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), exit_code: code ?? 128 + (signal ? (osConstants.signals as Record<string, number>)[signal] ?? 0 : 0) });
+        resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), exit_code: exitCode(code, signal) });
       });
     });
   }
