@@ -238,13 +238,13 @@ export class RestClient {
    * ends (server timeout, error or `signal`); rejects with a StatusError when the
    * server refuses the watch outright.
    */
-  async watch<T = Record<string, unknown>>(path: string, query: RequestOptions['query'], onEvent: (ev: WatchEvent<T>) => void, signal?: AbortSignal): Promise<void> {
+  async watch<T = Record<string, unknown>>(path: string, query: RequestOptions['query'], onEvent: (ev: WatchEvent<T>) => void, signal?: AbortSignal, accept?: string): Promise<void> {
     await this.limiter.take();
     this.requestCount++;
     const send = this.base.protocol === 'https:' ? httpsRequest : httpRequest;
     await new Promise<void>((resolve, reject) => {
       const req = send(
-        { agent: this.agent, host: this.base.hostname, port: this.base.port, path: this.url(path, { ...query, watch: 'true' }), headers: this.headers({ path }, undefined) },
+        { agent: this.agent, host: this.base.hostname, port: this.base.port, path: this.url(path, { ...query, watch: 'true' }), headers: this.headers({ path, ...(accept ? { accept } : {}) }, undefined) },
         (res) => {
           if ((res.statusCode ?? 0) >= 300) {
             const chunks: Buffer[] = [];

@@ -30,6 +30,9 @@ const DESIRED = 'deployment.kubernetes.io/desired-replicas';
 const MAX = 'deployment.kubernetes.io/max-replicas';
 const HASH_LABEL = 'pod-template-hash';
 
+/** The Deployment's annotations a new ReplicaSet carries (upstream's skipCopyAnnotation list left out). */
+const NOT_COPIED = new Set(['kubectl.kubernetes.io/last-applied-configuration', 'deployment.kubernetes.io/revision', 'deployment.kubernetes.io/revision-history', 'deployment.kubernetes.io/desired-replicas', 'deployment.kubernetes.io/max-replicas', 'deprecated.deployment.rollback.to']);
+const copiedAnnotations = (d: KubeObject): Record<string, string> => Object.fromEntries(Object.entries(d.metadata.annotations ?? {}).filter(([k]) => !NOT_COPIED.has(k)));
 const revisionOf = (rs: KubeObject) => Number(rs.metadata.annotations?.[REVISION] ?? 0) || 0;
 const specReplicas = (rs: KubeObject) => ((rs.spec as Obj).replicas ?? 0) as number;
 const st = (rs: KubeObject) => (rs.status ?? {}) as Obj;
@@ -227,7 +230,7 @@ export class DeploymentController extends QueueController {
         name: `${d.metadata.name}-${hash}`,
         namespace: d.metadata.namespace,
         labels: { ...(spec.template?.metadata?.labels ?? {}), [HASH_LABEL]: hash },
-        annotations: { [REVISION]: String(revision), [DESIRED]: String(spec.replicas ?? 1), [MAX]: String((spec.replicas ?? 1) + maxSurge) },
+        annotations: { ...copiedAnnotations(d), [REVISION]: String(revision), [DESIRED]: String(spec.replicas ?? 1), [MAX]: String((spec.replicas ?? 1) + maxSurge) },
         ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name!, uid: d.metadata.uid!, controller: true, blockOwnerDeletion: true }],
       },
       spec: {

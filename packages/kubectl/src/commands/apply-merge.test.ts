@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LAST_APPLIED, threeWayMergePatch, withAnnotation } from './apply.js';
+import { LAST_APPLIED, threeWayMergePatch, withAnnotation } from './apply-merge.js';
 
 test('three-way merge: changes, deletions of what the last manifest set, others left alone, defaults ignored', () => {
   const original = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'v1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }] } } }, metadata: { labels: { app: 'x', old: 'y' } } };

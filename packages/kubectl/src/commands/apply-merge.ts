@@ -50,3 +50,19 @@ export function withAnnotation(manifest: Obj): Obj {
   out.metadata = { ...(out.metadata ?? {}), annotations: { ...(out.metadata?.annotations ?? {}), [LAST_APPLIED]: lastApplied(manifest) + '\n' } };
   return out;
 }
+
+const deepEqual = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b) || (isMap(a) && isMap(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => deepEqual(a[k], b[k])));
+
+/** The JSON merge patch taking `from` to `to` exactly: changed values, removed keys as null, lists whole. */
+export function twoWayMergePatch(from: Obj, to: Obj): Obj {
+  const patch: Obj = {};
+  for (const [k, v] of Object.entries(to)) {
+    const was = from[k];
+    if (isMap(v) && isMap(was)) {
+      const sub = twoWayMergePatch(was, v);
+      if (Object.keys(sub).length) patch[k] = sub;
+    } else if (!deepEqual(v, was)) patch[k] = v;
+  }
+  for (const k of Object.keys(from)) if (!(k in to)) patch[k] = null;
+  return patch;
+}

@@ -1,0 +1,163 @@
+/**
+ * `get`: server-side Tables (`-o wide`, `--show-labels`, `-L`, `--no-headers`,
+ * `-A`), the other printers, several kinds at once and `all`, and `-w` /
+ * `--watch-only`, which keep printing rows as the watch delivers them.
+ */
+import { UsageError } from '../flags.js';
+import { Ctx, apiVersionOf, kindRef, pathOf, type Obj, type Target } from '../ctx.js';
+import { columns, parseOutput, printObjects, type Output } from '../print/printers.js';
+
+const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
+
+interface TableData {
+  header: string[];
+  rows: string[][];
+  resourceVersion?: string;
+}
+
+function tableQuery(ctx: Ctx): Record<string, string> {
+  const g = ctx.g;
+  return { includeObject: 'Metadata', ...(g.selector ? { labelSelector: g.selector } : {}), ...(g.fieldSelector ? { fieldSelector: g.fieldSelector } : {}) };
+}
+
+/** Turns a server Table into kubectl's rows for the flags in effect. */
+function rowsOf(ctx: Ctx, t: Target, table: Obj, wide: boolean, prefixKind: boolean): TableData {
+  const g = ctx.g;
+  const defs = (table.columnDefinitions ?? []) as Obj[];
+  const show = defs.map((d, i) => ({ d, i })).filter(({ d }) => wide || (d.priority ?? 0) === 0);
+  const withNs = g.allNamespaces && t.mapping.namespaced;
+  const header = [...(withNs ? ['NAMESPACE'] : []), ...show.map(({ d }) => String(d.name).toUpperCase()), ...g.labelColumns.flatMap((l) => l.split(',')).map((l) => l.split('/').pop()!.toUpperCase()), ...(g.showLabels ? ['LABELS'] : [])];
+  const nameCol = show.findIndex(({ d }) => String(d.name).toUpperCase() === 'NAME');
+  const rows = ((table.rows ?? []) as Obj[]).map((r) => {
+    const meta = (r.object?.metadata ?? {}) as Obj;
+    const labels = (meta.labels ?? {}) as Record<string, string>;
+    const cells = show.map(({ i }) => String(r.cells[i] ?? ''));
+    if ((prefixKind || g.showKind) && nameCol >= 0) cells[nameCol] = `${kindRef(t.mapping)}/${cells[nameCol]}`;
+    return [
+      ...(withNs ? [meta.namespace ?? ''] : []),
+      ...cells,
+      ...g.labelColumns.flatMap((l) => l.split(',')).map((l) => labels[l] ?? ''),
+      ...(g.showLabels ? [Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'] : []),
+    ];
+  });
+  return { header, rows, resourceVersion: table.metadata?.resourceVersion };
+}
+
+async function fetchTable(ctx: Ctx, t: Target, wide: boolean, prefixKind: boolean): Promise<TableData> {
+  const table = await ctx.client.request<Obj>({ path: pathOf(t), query: t.name ? { includeObject: 'Metadata' } : tableQuery(ctx), accept: TABLE_ACCEPT });
+  return rowsOf(ctx, t, table, wide, prefixKind);
+}
+
+export async function get(ctx: Ctx, args: string[]): Promise<number> {
+  const g = ctx.g;
+  if (!args.length && !g.filenames.length) throw new UsageError('You must specify the type of resource to get. Use "kubectl api-resources" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse "kubectl explain <resource>" for a detailed description of that resource (e.g. kubectl explain pods).\nSee \'kubectl get -h\' for help and examples.');
+  const out = parseOutput(g.output, g.template);
+  const targets = await ctx.targets(args, { allowList: true });
+  const multiKind = new Set(targets.map((t) => t.mapping.resource)).size > 1 || args[0] === 'all' || (args.length > 0 && args.every((a) => a.includes('/')) && new Set(targets.map((t) => t.mapping.resource)).size > 1);
+  if (g.watch || g.watchOnly) {
+    if (targets.length !== 1 && new Set(targets.map((t) => t.mapping.resource)).size !== 1) throw new UsageError('error: you may only specify a single resource type');
+    return watch(ctx, targets, out);
+  }
+  if (out.t !== 'table') {
+    const objs: Obj[] = [];
+    for (const t of targets) {
+      if (t.name) {
+        const o = await ctx.client.get<Obj>(pathOf(t));
+        objs.push({ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...o });
+      } else objs.push(...(await ctx.list(t)));
+    }
+    const single = targets.length === 1 && !!targets[0]!.name;
+    ctx.io.out(printObjects(out, objs, single, { showManagedFields: g.showManagedFields, noHeaders: g.noHeaders, nameOf: (o) => `${kindRef(targets.find((t) => t.mapping.kind === o.kind)!.mapping)}/${o.metadata.name}` }));
+    if (!objs.length && !single) noResources(ctx, targets[0]);
+    return 0;
+  }
+  // Tables: one per kind; names of one kind merge into one table.
+  const groups = new Map<string, Target[]>();
+  for (const t of targets) groups.set(t.mapping.resource + '.' + t.mapping.group, [...(groups.get(t.mapping.resource + '.' + t.mapping.group) ?? []), t]);
+  let printed = false;
+  let errors = 0;
+  for (const ts of groups.values()) {
+    let data: TableData | undefined;
+    for (const t of ts) {
+      let d: TableData;
+      try {
+        d = await fetchTable(ctx, t, out.wide, multiKind);
+      } catch (e) {
+        if (ts.length > 1 || targets.length > 1) {
+          errors++;
+          ctx.io.err(errorLine(e));
+          continue;
+        }
+        throw e;
+      }
+      if (!data) data = d;
+      else data.rows.push(...d.rows);
+    }
+    if (!data || !data.rows.length) continue;
+    if (printed) ctx.io.out('\n');
+    ctx.io.out(columns(g.noHeaders ? data.rows : [data.header, ...data.rows]));
+    printed = true;
+  }
+  if (!printed && !errors) noResources(ctx, targets[0]);
+  return errors ? 1 : 0;
+}
+
+function errorLine(e: unknown): string {
+  const s = (e as { status?: Obj }).status;
+  return s ? `Error from server (${s.reason}): ${s.message}\n` : `error: ${(e as Error).message}\n`;
+}
+
+function noResources(ctx: Ctx, t: Target | undefined): void {
+  ctx.io.err(t?.namespace && (t.mapping.namespaced || ctx.g.allNamespaces === false) && !ctx.g.allNamespaces ? `No resources found in ${t.namespace} namespace.\n` : 'No resources found\n');
+}
+
+/** `get -w`: the current rows (unless `--watch-only`), then a row per event until the signal or the server ends the watch. */
+async function watch(ctx: Ctx, targets: Target[], out: Output): Promise<number> {
+  const t = targets[0]!;
+  const g = ctx.g;
+  const single = targets.length === 1 && t.name;
+  const fieldSelector = single ? `metadata.name=${t.name}` : g.fieldSelector;
+  const query = { ...(g.selector ? { labelSelector: g.selector } : {}), ...(fieldSelector ? { fieldSelector } : {}) };
+  const collection = pathOf({ ...t, name: undefined });
+  let headerDone = g.noHeaders;
+  let widths: number[] = [];
+  // Rows after the first print keep its column widths, so a watch stays aligned.
+  const printRows = (d: TableData) => {
+    const rows = headerDone ? d.rows : [d.header, ...d.rows];
+    for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+    ctx.io.out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(Math.max(widths[i]! + 3, 6)))).join('').trimEnd() + '\n').join(''));
+    headerDone = true;
+  };
+  let rv: string | undefined;
+  if (out.t === 'table') {
+    const table = await ctx.client.request<Obj>({ path: collection, query: { ...query, includeObject: 'Metadata' }, accept: TABLE_ACCEPT });
+    const d = rowsOf(ctx, t, table, out.wide, false);
+    rv = d.resourceVersion;
+    if (!g.watchOnly) {
+      if (!d.rows.length) noResources(ctx, t);
+      else printRows(d);
+    }
+  } else {
+    const list = await ctx.client.get<Obj>(collection, query);
+    rv = list.metadata?.resourceVersion;
+    if (!g.watchOnly) for (const o of (list.items ?? []) as Obj[]) printOne(ctx, out, { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...o }, t);
+  }
+  const accept = out.t === 'table' ? TABLE_ACCEPT : undefined;
+  await ctx.client.watch<Obj>(
+    collection,
+    { ...query, ...(rv ? { resourceVersion: rv } : {}), ...(out.t === 'table' ? { includeObject: 'Metadata' } : {}) },
+    (ev) => {
+      if (ev.type === 'BOOKMARK' || ev.type === 'ERROR') return;
+      if (out.t === 'table') printRows(rowsOf(ctx, t, ev.object, out.wide, false));
+      else printOne(ctx, out, ev.object, t);
+    },
+    ctx.io.signal,
+    accept,
+  );
+  return 0;
+}
+
+function printOne(ctx: Ctx, out: Output, o: Obj, t: Target): void {
+  const text = printObjects(out, [o], true, { showManagedFields: ctx.g.showManagedFields, nameOf: (x) => `${kindRef(t.mapping)}/${x.metadata.name}` });
+  ctx.io.out(out.t === 'yaml' ? `---\n${text}` : text);
+}

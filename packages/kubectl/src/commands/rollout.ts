@@ -1,0 +1,189 @@
+/**
+ * `rollout status|history|undo|restart|pause|resume` for Deployments (and
+ * `status`/`restart` for DaemonSets), with upstream's messages. `status`
+ * prints each new state as the watch reports it, until the rollout is done.
+ */
+import { UsageError } from '../flags.js';
+import { Ctx, kindRef, pathOf, resourceRef, type Obj, type Target } from '../ctx.js';
+import { observe } from './observe.js';
+
+const REVISION = 'deployment.kubernetes.io/revision';
+const CHANGE_CAUSE = 'kubernetes.io/change-cause';
+const HASH_LABEL = 'pod-template-hash';
+
+/** Upstream's DeploymentStatusViewer / DaemonSetStatusViewer: [message, done]. */
+export function rolloutStatus(o: Obj): [string, boolean] {
+  const name = o.metadata.name;
+  const st = o.status ?? {};
+  if (o.kind === 'DaemonSet') {
+    if ((o.metadata.generation ?? 0) > (st.observedGeneration ?? 0)) return ['Waiting for daemon set spec update to be observed...\n', false];
+    const desired = st.desiredNumberScheduled ?? 0;
+    if ((st.updatedNumberScheduled ?? 0) < desired) return [`Waiting for daemon set "${name}" rollout to finish: ${st.updatedNumberScheduled ?? 0} out of ${desired} new pods have been updated...\n`, false];
+    if ((st.numberAvailable ?? 0) < desired) return [`Waiting for daemon set "${name}" rollout to finish: ${st.numberAvailable ?? 0} of ${desired} updated pods are available...\n`, false];
+    return [`daemon set "${name}" successfully rolled out\n`, true];
+  }
+  if ((o.metadata.generation ?? 0) > (st.observedGeneration ?? 0)) return ['Waiting for deployment spec update to be observed...\n', false];
+  const progressing = ((st.conditions ?? []) as Obj[]).find((c) => c.type === 'Progressing');
+  if (progressing?.reason === 'ProgressDeadlineExceeded') throw new UsageError(`error: deployment "${name}" exceeded its progress deadline`);
+  const replicas = o.spec?.replicas ?? 1;
+  const updated = st.updatedReplicas ?? 0;
+  if (updated < replicas) return [`Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...\n`, false];
+  if ((st.replicas ?? 0) > updated) return [`Waiting for deployment "${name}" rollout to finish: ${(st.replicas ?? 0) - updated} old replicas are pending termination...\n`, false];
+  if ((st.availableReplicas ?? 0) < updated) return [`Waiting for deployment "${name}" rollout to finish: ${st.availableReplicas ?? 0} of ${updated} updated replicas are available...\n`, false];
+  return [`deployment "${name}" successfully rolled out\n`, true];
+}
+
+async function one(ctx: Ctx, args: string[]): Promise<{ t: Target; name: string; obj: Obj }[]> {
+  const targets = await ctx.targets(args, { allowList: !!ctx.g.selector || ctx.g.all });
+  const out: { t: Target; name: string; obj: Obj }[] = [];
+  for (const t of targets) {
+    if (!['Deployment', 'DaemonSet'].includes(t.mapping.kind)) throw new UsageError(`error: no status viewer has been implemented for ${t.mapping.kind}`);
+    if (t.name) out.push({ t, name: t.name, obj: { kind: t.mapping.kind, ...(await ctx.client.get<Obj>(pathOf(t))) } });
+    else for (const o of await ctx.list(t)) out.push({ t, name: o.metadata.name, obj: o });
+  }
+  return out;
+}
+
+/** The ReplicaSets a Deployment controls, by revision. */
+async function replicaSets(ctx: Ctx, d: Obj): Promise<Obj[]> {
+  const list = await ctx.client.get<Obj>(`/apis/apps/v1/namespaces/${d.metadata.namespace}/replicasets`);
+  return ((list.items ?? []) as Obj[]).filter((rs) => ((rs.metadata.ownerReferences ?? []) as Obj[]).some((r) => r.controller && r.uid === d.metadata.uid)).sort((a, b) => revision(a) - revision(b));
+}
+
+const revision = (rs: Obj): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
+
+function templateWithoutHash(tpl: Obj): Obj {
+  const t = structuredClone(tpl ?? {});
+  if (t.metadata?.labels) {
+    delete t.metadata.labels[HASH_LABEL];
+  }
+  return t;
+}
+
+export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const g = ctx.g;
+  switch (sub) {
+    case 'status': {
+      const timeout = ctx.duration(g.timeout, 0);
+      for (const { t, name } of await one(ctx, rest)) {
+        let last = '';
+        let done = false;
+        const ok = await observe(ctx, t, name, timeout, (o) => {
+          if (!o) throw new UsageError(`error: ${kindRef(t.mapping)} "${name}" not found`);
+          const [msg, finished] = rolloutStatus({ kind: t.mapping.kind, ...o });
+          if (msg !== last) ctx.io.out(msg);
+          last = msg;
+          done = finished;
+          return finished || g.watch === false;
+        });
+        if (!ok && !done) {
+          ctx.io.err('error: timed out waiting for the condition\n');
+          return 1;
+        }
+      }
+      return 0;
+    }
+    case 'history': {
+      for (const { t, name, obj } of await one(ctx, rest)) {
+        if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: no history viewer has been implemented for ${t.mapping.kind}`);
+        const rss = await replicaSets(ctx, obj);
+        if (g.revision) {
+          const rs = rss.find((r) => revision(r) === Number(g.revision));
+          if (!rs) throw new UsageError(`error: unable to find the specified revision`);
+          ctx.io.out(`${kindRef(t.mapping)}/${name} with revision #${g.revision}\n${podTemplateText(templateWithoutHash(rs.spec.template))}\n`);
+          continue;
+        }
+        const rows = [['REVISION', 'CHANGE-CAUSE'], ...rss.filter((r) => revision(r) > 0).map((r) => [String(revision(r)), r.metadata.annotations?.[CHANGE_CAUSE] ?? '<none>'])];
+        const w = Math.max(...rows.map((r) => r[0]!.length)) + 2;
+        ctx.io.out(`${kindRef(t.mapping)}/${name} \n${rows.map((r) => `${r[0]!.padEnd(w)}${r[1]}`).join('\n')}\n\n`);
+      }
+      return 0;
+    }
+    case 'undo': {
+      for (const { t, name, obj } of await one(ctx, rest)) {
+        if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: no rollbacker has been implemented for ${t.mapping.kind}`);
+        if (obj.spec?.paused) throw new UsageError(`error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again`);
+        const rss = (await replicaSets(ctx, obj)).filter((r) => revision(r) > 0);
+        const current = Number(obj.metadata.annotations?.[REVISION] ?? 0);
+        const want = g.toRevision && g.toRevision !== '0' ? rss.find((r) => revision(r) === Number(g.toRevision)) : [...rss].reverse().find((r) => revision(r) !== current);
+        if (!want) throw new UsageError(g.toRevision && g.toRevision !== '0' ? `error: unable to find specified revision ${g.toRevision} in history` : 'error: no rollout history found for deployment "' + name + '"');
+        const tpl = templateWithoutHash(want.spec.template);
+        if (JSON.stringify(templateWithoutHash(obj.spec.template)) === JSON.stringify(tpl)) {
+          ctx.io.out(`${kindRef(t.mapping)}/${name} skipped rollback (current template already matches revision ${revision(want)})\n`);
+          continue;
+        }
+        const annotations: Obj = {};
+        for (const [k, v] of Object.entries((want.metadata.annotations ?? {}) as Record<string, string>)) if (k === CHANGE_CAUSE) annotations[k] = v;
+        const ops: Obj[] = [
+          { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
+          { op: 'replace', path: '/spec/template', value: tpl },
+          ...(Object.keys(annotations).length ? [{ op: 'add', path: '/metadata/annotations', value: { ...(obj.metadata.annotations ?? {}), ...annotations } }] : []),
+        ];
+        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), ops, 'application/json-patch+json', ctx.writeQuery('kubectl-rollout'));
+        ctx.io.out(`${kindRef(t.mapping)}/${name} rolled back\n`);
+      }
+      return 0;
+    }
+    case 'restart': {
+      for (const { t, name, obj } of await one(ctx, rest)) {
+        if (obj.spec?.paused) throw new UsageError(`error: deployments "${name}" can't restart paused deployment (run rollout resume first)`);
+        const patch = { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString().replace(/\.\d+Z$/, 'Z') } } } } };
+        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), patch, 'application/strategic-merge-patch+json', ctx.writeQuery('kubectl-rollout'));
+        ctx.io.out(`${kindRef(t.mapping)}/${name} restarted\n`);
+      }
+      return 0;
+    }
+    case 'pause':
+    case 'resume': {
+      const pause = sub === 'pause';
+      let failed = 0;
+      for (const { t, name, obj } of await one(ctx, rest)) {
+        if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: ${resourceRef(t.mapping)} "${name}" ${pause ? 'pausing' : 'resuming'} is not supported`);
+        if (!!obj.spec?.paused === pause) {
+          ctx.io.err(`error: ${resourceRef(t.mapping)} "${name}" is ${pause ? 'already paused' : 'not paused'}\n`);
+          failed++;
+          continue;
+        }
+        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), { spec: { paused: pause ? true : null } }, 'application/merge-patch+json', ctx.writeQuery('kubectl-rollout'));
+        ctx.io.out(`${kindRef(t.mapping)}/${name} ${pause ? 'paused' : 'resumed'}\n`);
+      }
+      return failed ? 1 : 0;
+    }
+    default:
+      throw new UsageError(`error: unknown command "${sub ?? ''}" for "kubectl rollout"\nAvailable Commands: history, pause, restart, resume, status, undo`);
+  }
+}
+
+/** A pod template the way `describe` and `rollout history --revision` print it. */
+export function podTemplateText(tpl: Obj, indent = ''): string {
+  const lines: string[] = ['Pod Template:'];
+  const labels = Object.entries((tpl.metadata?.labels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
+  lines.push(`  Labels:\t${labels.length ? labels.join('\n\t') : '<none>'}`);
+  const ann = Object.entries((tpl.metadata?.annotations ?? {}) as Record<string, string>);
+  if (ann.length) lines.push(`  Annotations:\t${ann.map(([k, v]) => `${k}: ${v}`).join('\n\t')}`);
+  if (tpl.spec?.serviceAccountName) lines.push(`  Service Account:\t${tpl.spec.serviceAccountName}`);
+  const section = (title: string, cs: Obj[]) => {
+    if (!cs.length) return;
+    lines.push(`  ${title}:`);
+    for (const c of cs) {
+      lines.push(`   ${c.name}:`);
+      lines.push(`    Image:\t${c.image}`);
+      const ports = ((c.ports ?? []) as Obj[]).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`);
+      lines.push(`    Port${ports.length > 1 ? 's' : ''}:\t${ports.length ? ports.join(', ') : '<none>'}`);
+      if (c.command) lines.push(`    Command:\n${(c.command as string[]).map((x) => `      ${x}`).join('\n')}`);
+      if (c.args) lines.push(`    Args:\n${(c.args as string[]).map((x) => `      ${x}`).join('\n')}`);
+      const env = ((c.env ?? []) as Obj[]).map((e) => `      ${e.name}:\t${e.value ?? '<set from a reference>'}`);
+      lines.push(`    Environment:${env.length ? '\n' + env.join('\n') : '\t<none>'}`);
+      const mounts = ((c.volumeMounts ?? []) as Obj[]).map((m) => `      ${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
+      lines.push(`    Mounts:${mounts.length ? '\n' + mounts.join('\n') : '\t<none>'}`);
+    }
+  };
+  section('Init Containers', (tpl.spec?.initContainers ?? []) as Obj[]);
+  section('Containers', (tpl.spec?.containers ?? []) as Obj[]);
+  const vols = (tpl.spec?.volumes ?? []) as Obj[];
+  lines.push(`  Volumes:\t${vols.length ? vols.map((v) => v.name).join(', ') : '<none>'}`);
+  lines.push(`  Node-Selectors:\t${Object.entries((tpl.spec?.nodeSelector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'}`);
+  lines.push(`  Tolerations:\t${((tpl.spec?.tolerations ?? []) as Obj[]).map((t) => `${t.key ?? ''}${t.value ? '=' + t.value : ''}${t.effect ? ':' + t.effect : ''}`).join(', ') || '<none>'}`);
+  return lines.map((l) => indent + l).join('\n');
+}
