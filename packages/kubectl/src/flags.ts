@@ -37,7 +37,7 @@ export interface Flags {
   showKind: boolean;
   noHeaders: boolean;
   showManagedFields: boolean;
-  watch: boolean;
+  watch?: boolean;
   watchOnly: boolean;
   sortBy?: string;
   labelColumns: string[];
@@ -204,7 +204,6 @@ export function emptyFlags(): Flags {
     showKind: false,
     noHeaders: false,
     showManagedFields: false,
-    watch: false,
     watchOnly: false,
     labelColumns: [],
     serverSide: false,

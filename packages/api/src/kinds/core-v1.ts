@@ -45,11 +45,89 @@ export const ContainerPort = openObject(
     hostIP: string('What host IP to bind the external port to.'),
   }, ['containerPort']),
 );
+export const ExecAction = object(C + 'ExecAction', 'ExecAction describes a "run in container" action.', {
+  command: list(Type.String(), 'Command is the command line to execute inside the container.', { listType: 'atomic' }),
+});
+export const HTTPHeader = object(C + 'HTTPHeader', 'HTTPHeader describes a custom header to be used in HTTP probes', {
+  name: string('The header field name.'),
+  value: string('The header field value'),
+}, ['name', 'value']);
+export const HTTPGetAction = object(C + 'HTTPGetAction', 'HTTPGetAction describes an action based on HTTP Get requests.', {
+  path: string('Path to access on the HTTP server.'),
+  port: intOrString('Name or number of the port to access on the container.'),
+  host: string('Host name to connect to, defaults to the pod IP.'),
+  scheme: string('Scheme to use for connecting to the host. Defaults to HTTP.'),
+  httpHeaders: list(HTTPHeader, 'Custom headers to set in the request. HTTP allows repeated headers.', { listType: 'atomic' }),
+}, ['port']);
+export const TCPSocketAction = object(C + 'TCPSocketAction', 'TCPSocketAction describes an action based on opening a socket', {
+  port: intOrString('Number or name of the port to access on the container.'),
+  host: string('Optional: Host name to connect to, defaults to the pod IP.'),
+}, ['port']);
+export const GRPCAction = object(C + 'GRPCAction', 'GRPCAction specifies an action involving a GRPC service.', {
+  port: int32('Port number of the gRPC service.'),
+  service: string('Service is the name of the service to place in the gRPC HealthCheckRequest.'),
+}, ['port']);
+export const SleepAction = object(C + 'SleepAction', 'SleepAction describes a "sleep" action.', {
+  seconds: int64('Seconds is the number of seconds to sleep.'),
+}, ['seconds']);
+export const Probe = object(C + 'Probe', 'Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.', {
+  exec: ExecAction,
+  httpGet: HTTPGetAction,
+  tcpSocket: TCPSocketAction,
+  grpc: GRPCAction,
+  initialDelaySeconds: int32('Number of seconds after the container has started before liveness probes are initiated.'),
+  timeoutSeconds: int32('Number of seconds after which the probe times out. Defaults to 1 second.'),
+  periodSeconds: int32('How often (in seconds) to perform the probe. Default to 10 seconds.'),
+  successThreshold: int32('Minimum consecutive successes for the probe to be considered successful after having failed.'),
+  failureThreshold: int32('Minimum consecutive failures for the probe to be considered failed after having succeeded.'),
+  terminationGracePeriodSeconds: int64('Optional duration in seconds the pod needs to terminate gracefully upon probe failure.'),
+});
+export const LifecycleHandler = object(C + 'LifecycleHandler', 'LifecycleHandler defines a specific action that should be taken in a lifecycle hook.', {
+  exec: ExecAction,
+  httpGet: HTTPGetAction,
+  tcpSocket: TCPSocketAction,
+  sleep: SleepAction,
+});
+export const Lifecycle = object(C + 'Lifecycle', 'Lifecycle describes actions that the management system should take in response to container lifecycle events.', {
+  postStart: LifecycleHandler,
+  preStop: LifecycleHandler,
+  stopSignal: string('StopSignal defines which signal will be sent to a container when it is being stopped.'),
+});
+const keySelector = (name: string, what: string) =>
+  object(C + name, `Selects a key from a ${what}.`, {
+    name: string('Name of the referent.'),
+    key: string(`The key to select.`),
+    optional: boolean(`Specify whether the ${what} or its key must be defined`),
+  }, ['key']);
+export const EnvVarSource = object(C + 'EnvVarSource', 'EnvVarSource represents a source for the value of an EnvVar.', {
+  fieldRef: object(C + 'ObjectFieldSelector', 'ObjectFieldSelector selects an APIVersioned field of an object.', {
+    apiVersion: string('Version of the schema the FieldPath is written in terms of, defaults to "v1".'),
+    fieldPath: string('Path of the field to select in the specified API version.'),
+  }, ['fieldPath']),
+  resourceFieldRef: object(C + 'ResourceFieldSelector', 'ResourceFieldSelector represents container resources (cpu, memory) and their output format', {
+    containerName: string('Container name: required for volumes, optional for env vars'),
+    resource: string('Required: resource to select'),
+    divisor: quantity('Specifies the output format of the exposed resources, defaults to "1"'),
+  }, ['resource']),
+  configMapKeyRef: keySelector('ConfigMapKeySelector', 'ConfigMap'),
+  secretKeyRef: keySelector('SecretKeySelector', 'Secret'),
+});
+export const EnvFromSource = object(C + 'EnvFromSource', 'EnvFromSource represents the source of a set of ConfigMaps or Secrets', {
+  prefix: string('Optional text to prepend to the name of each environment variable.'),
+  configMapRef: object(C + 'ConfigMapEnvSource', 'ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.', {
+    name: string('Name of the referent.'),
+    optional: boolean('Specify whether the ConfigMap must be defined'),
+  }),
+  secretRef: object(C + 'SecretEnvSource', 'SecretEnvSource selects a Secret to populate the environment variables with.', {
+    name: string('Name of the referent.'),
+    optional: boolean('Specify whether the Secret must be defined'),
+  }),
+});
 export const EnvVar = openObject(
   object(C + 'EnvVar', 'EnvVar represents an environment variable present in a Container.', {
     name: string('Name of the environment variable.'),
     value: string('Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container.'),
-    valueFrom: opaque("Source for the environment variable's value."),
+    valueFrom: EnvVarSource,
   }, ['name']),
 );
 export const VolumeMount = openObject(
@@ -60,7 +138,6 @@ export const VolumeMount = openObject(
     subPath: string("Path within the volume from which the container's volume should be mounted."),
   }, ['name', 'mountPath']),
 );
-export const Probe = opaque('Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.');
 
 export const Container = openObject(
   object(C + 'Container', 'A single application container that you want to run within a pod.', {
@@ -71,13 +148,13 @@ export const Container = openObject(
     workingDir: string("Container's working directory."),
     ports: list(ContainerPort, 'List of ports to expose from the container.', { mergeKey: 'containerPort', strategy: 'merge', listType: 'map', mapKeys: ['containerPort', 'protocol'] }),
     env: list(EnvVar, 'List of environment variables to set in the container.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-    envFrom: list(opaque('EnvFromSource represents the source of a set of ConfigMaps or Secrets'), 'List of sources to populate environment variables in the container.', { listType: 'atomic' }),
+    envFrom: list(EnvFromSource, 'List of sources to populate environment variables in the container.', { listType: 'atomic' }),
     resources: ResourceRequirements,
     volumeMounts: list(VolumeMount, 'Pod volumes to mount into the container\'s filesystem.', { mergeKey: 'mountPath', strategy: 'merge', listType: 'map', mapKeys: ['mountPath'] }),
     livenessProbe: Probe,
     readinessProbe: Probe,
     startupProbe: Probe,
-    lifecycle: opaque('Actions that the management system should take in response to container lifecycle events.'),
+    lifecycle: Lifecycle,
     terminationMessagePath: string("Path at which the file to which the container's termination message will be written is mounted."),
     terminationMessagePolicy: string('Indicate how the termination message should be populated.'),
     imagePullPolicy: string('Image pull policy. One of Always, Never, IfNotPresent.'),

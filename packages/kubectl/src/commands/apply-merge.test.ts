@@ -14,5 +14,5 @@ test('three-way merge: changes, deletions of what the last manifest set, others 
 
 test('the last-applied annotation holds the manifest without itself', () => {
   const m = withAnnotation({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: '1' } });
-  assert.equal(m.metadata.annotations[LAST_APPLIED], '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":"1"}}\n');
+  assert.equal(m.metadata.annotations[LAST_APPLIED], '{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap","metadata":{"annotations":{},"name":"x"}}\n');
 });

@@ -6,6 +6,8 @@
  * manifest set and this one no longer does. Fields other writers added and no
  * manifest ever mentioned are left alone.
  */
+import { goJSON } from '../print/jsonpath.js';
+
 type Obj = Record<string, any>;
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -34,14 +36,12 @@ export function threeWayMergePatch(original: Obj | undefined, modified: Obj, cur
   return patch;
 }
 
-/** The manifest as it will be stored in the annotation (without the annotation itself). */
+/** The manifest as kubectl stores it in the annotation: keys sorted, the annotation itself left out (an empty map stays). */
 export function lastApplied(manifest: Obj): string {
   const copy = structuredClone(manifest);
-  if (copy.metadata?.annotations) {
-    delete copy.metadata.annotations[LAST_APPLIED];
-    if (!Object.keys(copy.metadata.annotations).length) delete copy.metadata.annotations;
-  }
-  return JSON.stringify(copy);
+  copy.metadata = { ...(copy.metadata ?? {}), annotations: { ...(copy.metadata?.annotations ?? {}) } };
+  delete copy.metadata.annotations[LAST_APPLIED];
+  return goJSON(copy);
 }
 
 /** The manifest with its own last-applied annotation, as kubectl sends it. */

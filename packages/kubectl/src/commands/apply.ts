@@ -25,6 +25,8 @@ export async function apply(ctx: Ctx, args: string[]): Promise<number> {
     const mapping = await ctx.mappingFor(obj, source);
     const namespace = mapping.namespaced ? (obj.metadata?.namespace ?? ctx.ns) : undefined;
     const name = obj.metadata.name as string;
+    // As kubectl's builder does: the object carries the namespace it goes to (and so does its annotation).
+    if (namespace) obj.metadata.namespace = namespace;
     const path = resourcePath(mapping, namespace, name);
     const report = (verb: string, result: Obj) => {
       if (out.t === 'table') ctx.io.out(`${kindRef(mapping)}/${name} ${verb}${dryRunSuffix(dry)}\n`);

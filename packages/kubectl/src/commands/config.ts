@@ -10,7 +10,7 @@ import { parseDocument } from 'yaml';
 import { kubeconfigPaths, loadKubeConfig, type KubeConfig } from '@kubeling/client';
 import { UsageError } from '../flags.js';
 import { Ctx, type Obj } from '../ctx.js';
-import { columns, parseOutput, printObjects, toYaml } from '../print/printers.js';
+import { columns, parseOutput, printable, printObjects, toYaml } from '../print/printers.js';
 
 function load(ctx: Ctx): KubeConfig {
   return loadKubeConfig({ explicitPath: ctx.g.kubeconfig, env: ctx.io.env });
@@ -65,7 +65,7 @@ export async function config(ctx: Ctx, args: string[]): Promise<number> {
         users: users.map((u) => ({ name: u.name, user: redact(u.user) })),
       };
       const out = parseOutput(ctx.g.output ?? 'yaml', ctx.g.template);
-      ctx.io.out(out.t === 'table' ? toYaml(view) : printObjects(out, [view], true, { nameOf: () => 'config' }));
+      ctx.io.out(out.t === 'table' ? toYaml(printable(view, true)) : printObjects(out, [view], true, { nameOf: () => 'config' }));
       return 0;
     }
     case 'current-context':

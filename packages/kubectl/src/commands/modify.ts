@@ -50,7 +50,8 @@ export async function patch(ctx: Ctx, args: string[]): Promise<number> {
     const path = g.subresource ? `${pathOf(t, name)}/${g.subresource}` : pathOf(t, name);
     const before = await ctx.client.get<Obj>(path);
     const after = await ctx.client.patch<Obj>(path, body, ct, ctx.writeQuery('kubectl-patch'));
-    report(ctx, t, name, before.metadata?.resourceVersion === after.metadata?.resourceVersion ? 'patched (no change)' : 'patched', after);
+    // As kubectl: "no change" when the object came back exactly as it was read.
+    report(ctx, t, name, JSON.stringify(printable(before, true)) === JSON.stringify(printable(after, true)) ? 'patched (no change)' : 'patched', after);
   }
   return 0;
 }

@@ -67,13 +67,12 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     case 'status': {
       const timeout = ctx.duration(g.timeout, 0);
       for (const { t, name } of await one(ctx, rest)) {
-        let last = '';
         let done = false;
+        // Like kubectl, a line per observed state (repeats included).
         const ok = await observe(ctx, t, name, timeout, (o) => {
           if (!o) throw new UsageError(`error: ${kindRef(t.mapping)} "${name}" not found`);
           const [msg, finished] = rolloutStatus({ kind: t.mapping.kind, ...o });
-          if (msg !== last) ctx.io.out(msg);
-          last = msg;
+          ctx.io.out(msg);
           done = finished;
           return finished || g.watch === false;
         });
@@ -120,7 +119,8 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
           { op: 'replace', path: '/spec/template', value: tpl },
           ...(Object.keys(annotations).length ? [{ op: 'add', path: '/metadata/annotations', value: { ...(obj.metadata.annotations ?? {}), ...annotations } }] : []),
         ];
-        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), ops, 'application/json-patch+json', ctx.writeQuery('kubectl-rollout'));
+        // Upstream's rollbacker names no field manager: the server takes it from the user agent.
+        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), ops, 'application/json-patch+json', ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined);
         ctx.io.out(`${kindRef(t.mapping)}/${name} rolled back\n`);
       }
       return 0;
