@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -261,4 +261,109 @@ test('client-side validation errors send nothing: the apiserver request counter 
     assert.equal(now - last, perScrape, `${args.join(' ')} sent ${now - last - perScrape} request(s)`);
     last = now;
   }
+});
+
+test('our kubectl: run generators and dry runs, go-template, describe, get -w, edit, wait, delete -l/--all/--force, apply -R and stdin, explain, cluster-info', { timeout: 300_000 }, async () => {
+  const ns = 'gen';
+  const k = (...args: string[]) => ours(['-n', ns, ...args]);
+  const json = async (...args: string[]) => {
+    const r = await k(...args, '-o', 'json');
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout) as Obj;
+  };
+  assert.equal((await ours(['create', 'namespace', ns])).stdout, 'namespace/gen created\n');
+  await waitFor(async () => (await client.get<Obj>(`/api/v1/namespaces/${ns}/serviceaccounts`)).items.length > 0, 20_000, 'default ServiceAccount');
+
+  // The generators of older kubectl.
+  assert.equal((await k('run', 'web', '--image=nginx:1.27', '--replicas=3', '--port=8080', '--env=NGINX_PORT=8080')).stdout, 'deployment.apps/web created\n');
+  const web = await json('get', 'deployment', 'web');
+  assert.deepEqual([web.spec.replicas, web.metadata.labels, web.spec.selector.matchLabels, web.spec.template.metadata.labels], [3, { run: 'web' }, { run: 'web' }, { run: 'web' }]);
+  assert.equal((await k('run', 'once', '--image=busybox', '--restart=OnFailure', '--', 'echo', 'hi')).stdout, 'job.batch/once created\n');
+  const job = await json('get', 'job', 'once');
+  assert.deepEqual([job.spec.template.spec.restartPolicy, job.spec.template.spec.containers[0].args, job.metadata.labels], ['OnFailure', ['echo', 'hi'], { run: 'once' }]);
+  assert.equal((await k('run', 'tick', '--image=busybox', '--schedule=*/1 * * * *')).stdout, 'cronjob.batch/tick created\n');
+  const cj = await json('get', 'cronjob', 'tick');
+  assert.deepEqual([cj.spec.schedule, cj.spec.jobTemplate.spec.template.spec.restartPolicy], ['*/1 * * * *', 'OnFailure']);
+  assert.equal((await k('run', 'explicit', '--image=busybox', '--generator=job/v1', '--restart=Never')).stdout, 'job.batch/explicit created\n');
+  assert.equal((await k('run', 'solo', '--image=nginx:1.27', '--port=8080', '--env=NGINX_PORT=8080')).stdout, 'pod/solo created\n');
+  assert.equal((await k('run', 'p2', '--image=busybox', '--restart=Never', '--', 'sleep', '3600')).stdout, 'pod/p2 created\n');
+  const dry = await k('run', 'dry', '--image=nginx', '--replicas=2', '--dry-run=client', '-o', 'yaml');
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.match(dry.stdout, /^apiVersion: apps\/v1\nkind: Deployment\nmetadata:\n {2}creationTimestamp: null\n {2}labels:\n {4}run: dry\n {2}name: dry\n {2}namespace: gen\nspec:\n {2}replicas: 2\n/);
+  assert.match(dry.stdout, /\nstatus: \{\}\n$/);
+  const sdry = await k('run', 'sdry', '--image=nginx', '--restart=OnFailure', '--dry-run=server', '-o', 'yaml');
+  assert.match(sdry.stdout, /kind: Job\n/);
+  assert.match(sdry.stdout, /uid: /, 'a server dry run shows what the server would store');
+  assert.equal((await k('get', 'deployment', 'dry')).code, 1);
+  assert.equal((await k('get', 'job', 'sdry')).code, 1);
+  assert.match((await k('run', 'bad', '--image=busybox', '--generator=nope')).stderr, /generator "nope" not found/);
+
+  // go-template over a running pod.
+  const w = await k('wait', '--for=condition=Ready', 'pod/solo', '--timeout=60s');
+  assert.equal(w.stdout, 'pod/solo condition met\n', w.stderr);
+  assert.equal((await k('get', 'pod', 'solo', '-o', 'go-template={{range .status.conditions}}{{if eq .type "Ready"}}{{.status}}{{end}}{{end}}')).stdout, 'True');
+  assert.equal((await k('get', 'pod', 'solo', '-o', 'go-template={{range .status.conditions}}{{if eq .type "PodScheduled"}}{{.status}}{{end}}{{end}}')).stdout, 'True');
+  const tpl = join(dir, 'names.tmpl');
+  writeFileSync(tpl, '{{range .items}}{{.metadata.name}}:{{len .spec.containers}} {{end}}');
+  assert.equal((await k('get', 'pods', '-l', 'run=solo', '-o', `go-template-file=${tpl}`)).stdout, 'solo:1 ');
+  assert.equal((await k('get', 'pods', 'solo', '-o', 'jsonpath={.status.phase}')).stdout, 'Running');
+
+  // describe, with Events.
+  const d = (await k('describe', 'pod', 'solo')).stdout;
+  assert.match(d, /^Name: +solo\nNamespace: +gen\n/);
+  assert.match(d, /\nStatus: +Running\n/);
+  assert.match(d, /\nContainers:\n {2}solo:\n/);
+  assert.match(d, /\nEvents:\n {2}Type +Reason +Age +From +Message\n {2}---- +------ +---- +---- +-------\n {2}Normal +Scheduled +\S+ +default-scheduler +Successfully assigned gen\/solo to cmp-1\n/);
+  await waitFor(async () => (await json('get', 'deployment', 'web')).status?.availableReplicas === 3, 60_000, 'web available');
+  assert.match((await k('describe', 'deployment', 'web')).stdout, /\nReplicas: +3 desired \| 3 updated \| 3 total \| 3 available \| 0 unavailable\n[\s\S]*\nNewReplicaSet: +web-\w+ \(3\/3 replicas created\)\n[\s\S]*ScalingReplicaSet/);
+
+  // get -w: the rows now, then one per change, until stopped.
+  let watchOut = '';
+  const stop = new AbortController();
+  const watching = ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${join(dir, 'our-cache')}`, 'get', 'deployment', 'web', '-w', '-n', ns], { out: (s) => (watchOut += s), err: (s) => (watchOut += s), env: { HOME: dir }, signal: stop.signal });
+  await waitFor(async () => /^NAME +READY/.test(watchOut), 10_000, 'the first rows');
+  // edit through $EDITOR: replicas 3 → 2.
+  const edited = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, 'edit', 'deployment/web', '-n', ns], {
+    out: (s) => (watchOut += ''),
+    err: () => undefined,
+    env: { HOME: dir },
+    edit: (file) => {
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/\n {2}replicas: 3\n/, '\n  replicas: 2\n'));
+      return 0;
+    },
+  });
+  assert.equal(edited, 0);
+  assert.equal((await json('get', 'deployment', 'web')).spec.replicas, 2);
+  await waitFor(async () => /web +\d\/2/.test(watchOut), 20_000, 'get -w to show the change');
+  stop.abort();
+  assert.equal(await watching, 0);
+  assert.equal(watchOut.match(/NAME/g)?.length, 1, 'one header');
+
+  // wait --for=delete, delete --wait=false, -l, --all, --force.
+  assert.match((await k('delete', 'pod', 'p2', '--wait=false')).stdout, /^pod "p2" deleted/);
+  assert.equal((await k('wait', '--for=delete', 'pod/p2', '--timeout=30s')).code, 0);
+  assert.equal((await k('get', 'pod', 'p2')).code, 1);
+  assert.equal((await k('delete', 'deployment', '-l', 'run=web')).stdout, 'deployment.apps "web" deleted\n');
+  assert.equal((await k('delete', 'cronjob', '--all')).stdout, 'cronjob.batch "tick" deleted\n');
+  assert.match((await k('delete', 'deployment')).stderr, /resource\(s\) were provided, but no name was specified/);
+  const forced = await k('delete', 'pod', 'solo', '--grace-period=0', '--force');
+  assert.match(forced.stderr, /Immediate deletion does not wait/);
+  assert.equal(forced.stdout, 'pod "solo" deleted\n');
+
+  // apply -R over a directory tree and from stdin.
+  const tree = join(dir, 'tree');
+  mkdirSync(join(tree, 'sub'), { recursive: true });
+  writeFileSync(join(tree, 'a.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: top}\n');
+  writeFileSync(join(tree, 'sub', 'b.json'), '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"}}');
+  writeFileSync(join(tree, 'notes.txt'), 'not a manifest');
+  assert.equal((await k('apply', '-f', tree)).stdout, 'configmap/top created\n');
+  assert.equal((await k('apply', '-R', '-f', tree)).stdout, 'configmap/top unchanged\nconfigmap/deep created\n');
+  assert.equal((await ours(['apply', '-f', '-', '-n', ns], { input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: piped}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: piped2}\n' })).stdout, 'configmap/piped created\nconfigmap/piped2 created\n');
+
+  // get all, explain, cluster-info.
+  assert.match((await k('get', 'all')).stdout, /job\.batch\/once/);
+  const ex = await ours(['explain', 'deployment.spec.replicas']);
+  assert.match(ex.stdout, /^GROUP: +apps\nKIND: +Deployment\nVERSION: +v1\n\nFIELD: replicas <integer>\n/);
+  assert.match((await ours(['explain', 'pods'])).stdout, /\nFIELDS:\n {2}apiVersion\t<string>\n/);
+  assert.match((await ours(['cluster-info'])).stdout, /Kubernetes control plane\S* is running at \S*http:\/\/127\.0\.0\.1:\d+/);
 });
