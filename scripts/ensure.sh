@@ -36,6 +36,9 @@ if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/
   [ -x /usr/sbin/runc ] || optional+=(runc)
   [ -x /usr/lib/cni/bridge ] || optional+=(containernetworking-plugins)
   [ -x /bin/busybox ] || optional+=(busybox-static)
+  # docker-compose.yml is brought up for real with Debian's dockerd and compose v1.
+  [ -x /usr/sbin/dockerd ] || optional+=(docker.io)
+  [ -x /usr/bin/docker-compose ] || optional+=(docker-compose)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure: installing from Debian: ${missing[*]}" >&2
