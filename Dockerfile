@@ -3,8 +3,7 @@
 # Node binary and the libraries it links, etcd, busybox, and the repository
 # with its node_modules).
 FROM scratch
-ARG ROOTFS=.kubeling/compose/rootfs.tar
-ADD ${ROOTFS} /
+ADD .kubeling/compose/rootfs.tar /
 ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
 WORKDIR /app
 CMD ["node", "--version"]

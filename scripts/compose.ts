@@ -3,7 +3,7 @@
  * .kubeling/compose/ (or `--dir`): the cluster PKI (the apiserver's
  * certificate names `kubernetes`, the alias it has on the compose network, and
  * 127.0.0.1 for the host), a kubeconfig per component, `kubeconfig` for the
- * host's kubectl, and `rootfs.tar` — the image's whole filesystem, made from
+ * host's kubectl; and .kubeling/compose/rootfs.tar — the image's whole filesystem, made from
  * this machine's Node binary and the libraries it links, etcd, busybox and the
  * repository with its node_modules, so that no base image is pulled.
  */
@@ -24,6 +24,7 @@ const { values } = parseArgs({
   strict: true,
 });
 const dir = values.dir!;
+export const ROOTFS = join(STATE, 'compose', 'rootfs.tar');
 
 function which(cmd: string): string {
   for (const d of (process.env.PATH ?? '').split(':')) if (d && existsSync(join(d, cmd))) return join(d, cmd);
@@ -98,7 +99,9 @@ async function main(): Promise<void> {
   // The repository with its node_modules (pnpm's links are relative, so they survive the move).
   mkdirSync(join(stage, 'app'), { recursive: true });
   execFileSync('sh', ['-c', `tar -C "$1" --exclude=./.git --exclude=./.kubeling -cf - . | tar -C "$2" -xf -`, 'copy', ROOT, join(stage, 'app')]);
-  const tar = join(dir, 'rootfs.tar');
+  // The image's filesystem always sits where the Dockerfile and .dockerignore expect it.
+  const tar = ROOTFS;
+  mkdirSync(dirname(tar), { recursive: true });
   execFileSync('tar', ['-C', stage, '-cf', tar, '.']);
   rmSync(stage, { recursive: true, force: true });
   console.log(`compose: image filesystem in ${tar}`);
