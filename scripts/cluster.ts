@@ -53,6 +53,8 @@ export async function healthy(url: string | undefined): Promise<boolean> {
   if (!url) return false;
   // A unix socket (the runtime's CRI endpoint) is healthy once it exists.
   if (url.startsWith('unix://')) return existsSync(url.slice('unix://'.length));
+  // A file the component writes once it is ready (the containerd node's endpoint).
+  if (url.startsWith('file://')) return existsSync(url.slice('file://'.length));
   if (url.startsWith('https://')) {
     // The apiserver's certificate is signed by the cluster CA.
     const caFile = join(STATE, 'pki', 'ca.crt');

@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { containerdUnavailable } from '@kubeling/testenv';
 import { KUBECONFIG, LOGS, ROOT, STATE, alive, healthy, readState, writeState, type Component } from './cluster.js';
 
 const { values } = parseArgs({
@@ -19,6 +20,7 @@ const { values } = parseArgs({
     'etcd-port': { type: 'string', default: '2379' },
     nodes: { type: 'string', default: '2' },
     ha: { type: 'boolean', default: false },
+    runtime: { type: 'string', default: 'kubeling' },
   },
   strict: true,
 });
@@ -123,6 +125,11 @@ async function main(): Promise<void> {
   for (const c of components) await waitHealthy(c, c.health!, 30_000);
   console.log(`etcd          ready at ${etcdURL} (${members} member${members > 1 ? 's' : ''})`);
 
+  if (values.runtime !== 'kubeling' && values.runtime !== 'containerd') throw new Error('--runtime must be kubeling or containerd');
+  if (values.runtime === 'containerd') {
+    const why = containerdUnavailable();
+    if (why) throw new Error(`--runtime containerd: ${why}`);
+  }
   const nodes = Number(values.nodes);
   if (!Number.isInteger(nodes) || nodes < 0 || nodes > 50) throw new Error('--nodes must be between 0 and 50');
   const nodeNames = Array.from({ length: nodes }, (_, i) => `kubeling-node-${i + 1}`);
@@ -187,12 +194,27 @@ async function main(): Promise<void> {
   mkdirSync(join(STATE, 'run'), { recursive: true });
   for (let i = 1; i <= nodes; i++) {
     const node = `kubeling-node-${i}`;
-    const sock = `unix://${join(STATE, 'run', `${node}.sock`)}`;
-    const rt = start(`runtime-${i}`, process.execPath, ['--import', 'tsx', 'packages/runtime/src/main.ts', `--listen=${sock}`, `--root=${join(STATE, 'runtime', node)}`, `--pod-cidr=127.2.${i}.0/24`]);
-    rt.health = sock;
-    components.push(rt);
-    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
-    await waitHealthy(rt, sock, 60_000);
+    let sock = `unix://${join(STATE, 'run', `${node}.sock`)}`;
+    let podNet = `127.2.${i}.0/24`;
+    let rt: Component;
+    if (values.runtime === 'containerd') {
+      // A containerd of the node's own, with a bridge network and a registry mirror for the built-in images.
+      const dir = join(STATE, 'containerd', node);
+      mkdirSync(dir, { recursive: true });
+      podNet = `10.244.${50 + i}.0/24`;
+      rt = start(`containerd-${i}`, process.execPath, ['--import', 'tsx', 'scripts/containerd-node.ts', `--dir=${dir}`, `--subnet=${podNet}`]);
+      rt.health = `file://${join(dir, 'endpoint')}`;
+      components.push(rt);
+      writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+      await waitHealthy(rt, rt.health, 60_000);
+      sock = readFileSync(join(dir, 'endpoint'), 'utf8');
+    } else {
+      rt = start(`runtime-${i}`, process.execPath, ['--import', 'tsx', 'packages/runtime/src/main.ts', `--listen=${sock}`, `--root=${join(STATE, 'runtime', node)}`, `--pod-cidr=${podNet}`]);
+      rt.health = sock;
+      components.push(rt);
+      writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+      await waitHealthy(rt, sock, 60_000);
+    }
     const port = await pickPort(10250 + 10 * (i - 1));
     const kubelet = start(`kubelet-${i}`, process.execPath, [
       '--import',
@@ -208,7 +230,7 @@ async function main(): Promise<void> {
     components.push(kubelet);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
     await waitHealthy(kubelet, kubelet.health, 60_000);
-    console.log(`${node} ready (runtime pid ${rt.pid}, kubelet pid ${kubelet.pid} on ${port}, pod IPs 127.2.${i}.0/24)`);
+    console.log(`${node} ready (${values.runtime} pid ${rt.pid}, kubelet pid ${kubelet.pid} on ${port}, pod IPs ${podNet})`);
   }
 
   writeFileSync(KUBECONFIG, kubeconfig(apiURL, pki.ca, pki.clients.admin!, 'kubernetes-admin'), { mode: 0o600 });

@@ -34,16 +34,26 @@ export interface Containerd {
   stop(): Promise<void>;
 }
 
-export async function startContainerd(): Promise<Containerd> {
-  const dir = mkdtempSync(join(tmpdir(), 'kl-ctrd-'));
+export interface ContainerdOptions {
+  /** Where its root, state, sockets and configuration go (default: a new temp directory, removed on stop). */
+  dir?: string;
+  /** Serve docker.io references (`nginx`, `busybox`) from the local registry too, as a registry mirror. */
+  mirrorDockerHub?: boolean;
+  /** The /24 of the pods' bridge network (default: a random 10.244.x.0/24). */
+  subnet?: string;
+}
+
+export async function startContainerd(opts: ContainerdOptions = {}): Promise<Containerd> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'kl-ctrd-'));
+  mkdirSync(dir, { recursive: true });
   const layer = tar(busyboxRootfs({ 'var/www/index.html': '<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>\n' }));
   const busybox = ociImage(layer, { Cmd: ['sh'] });
   const pause = ociImage(layer, { Entrypoint: ['/bin/sleep'], Cmd: ['inf'] });
   // The "nginx" image: busybox httpd on $NGINX_PORT (80 by default), logging each request.
   const nginx = ociImage(layer, { Entrypoint: ['/bin/sh', '-c', 'exec httpd -f -v -p "${NGINX_PORT:-80}" -h /var/www'] });
-  const registry = await startRegistry({ 'library/busybox:latest': busybox, 'library/nginx:1.27': nginx, 'pause:3.10': pause });
-  const n = 100 + Math.floor(Math.random() * 150);
-  const subnet = `10.244.${n}.0/24`;
+  const registry = await startRegistry({ 'library/busybox:latest': busybox, 'library/nginx:1.27': nginx, 'library/nginx:latest': nginx, 'pause:3.10': pause });
+  const n = opts.subnet ? Number(opts.subnet.split('.')[2]) : 100 + Math.floor(Math.random() * 150);
+  const subnet = opts.subnet ?? `10.244.${n}.0/24`;
   const bridge = `klbr${n}`;
   const netd = join(dir, 'net.d');
   mkdirSync(netd, { recursive: true });
@@ -81,7 +91,7 @@ state = "${join(dir, 'state')}"
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "/usr/lib/cni"
       conf_dir = "${netd}"
-`;
+${opts.mirrorDockerHub ? `    [plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]\n      endpoint = ["http://${registry.host}"]\n` : ''}`;
   writeFileSync(join(dir, 'config.toml'), config);
   const child: ChildProcess = spawn('/usr/bin/containerd', ['--config', join(dir, 'config.toml')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -103,7 +113,7 @@ state = "${join(dir, 'state')}"
       await new Promise<void>((r) => spawn('ip', ['link', 'delete', bridge], { stdio: 'ignore' }).once('exit', () => r()).once('error', () => r()));
       await registry.close();
       // Mounts under root/ go with containerd's shims; what is left is plain files.
-      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      if (!opts.dir) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     },
   };
 }
