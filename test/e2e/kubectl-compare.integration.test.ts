@@ -8,65 +8,40 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pino from 'pino';
-import { ControllerManager } from '@kubeling/controller-manager';
-import { InformerFactory, RestClient } from '@kubeling/client';
+import type { RestClient } from '@kubeling/client';
 import { run as ourKubectl } from '@kubeling/kubectl';
-import { buildConfig, Scheduler } from '@kubeling/scheduler';
-import { freePort, Kubectl, kubectlBinaries, nodeArgs, packageMain, startTestEnv, stopChild, waitFor, type TestEnv } from '@kubeling/testenv';
+import { freePort, Kubectl, kubectlBinaries, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+import { Processes, startControlPlane, type ControlPlane } from './cluster.js';
 
 type Obj = Record<string, any>;
 type Result = { code: number; stdout: string; stderr: string };
 type Runner = (args: string[], opts?: { timeoutMs?: number; input?: string }) => Promise<Result>;
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const kubectlBin = kubectlBinaries().default;
 
 let env: TestEnv;
 let dir: string;
-let mgr: ControllerManager;
+let plane: ControlPlane;
 let client: RestClient;
-let informers: InformerFactory;
-let scheduler: Scheduler;
 let real: Kubectl;
-const children: ChildProcess[] = [];
+const procs = new Processes();
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-compare-'));
   env = await startTestEnv();
-  const config = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
-  mgr = new ControllerManager({ config, controllers: ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints'], leaderElect: false, log: pino({ level: 'silent' }), qps: 200, burst: 400 });
-  await mgr.start();
-  client = new RestClient(config, { qps: 200, burst: 400 });
-  informers = new InformerFactory(client);
-  scheduler = new Scheduler({ client, informers, config: buildConfig({ podInitialBackoffSeconds: 1, podMaxBackoffSeconds: 2 }), log: pino({ level: 'silent' }) });
-  scheduler.init();
-  informers.start();
-  await scheduler.run();
-  const sock = join(dir, 'rt.sock');
-  const spawnChild = (pkg: string, args: string[]) => {
-    const c = spawn(process.execPath, nodeArgs(packageMain(pkg), args), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    children.push(c);
-  };
-  spawnChild('runtime', [`--listen=unix://${sock}`, `--root=${join(dir, 'rt')}`, '--pod-cidr=127.7.1.0/24']);
-  await waitFor(async () => existsSync(sock), 30_000, 'runtime');
-  const port = await freePort();
-  spawnChild('kubelet', ['--node-name=cmp-1', `--master=${env.url}`, `--container-runtime-endpoint=unix://${sock}`, `--root-dir=${join(dir, 'kubelet')}`, `--port=${port}`, '--capacity=cpu=8,memory=16Gi', '--node-status-update-frequency=1', '--log-level=warn']);
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, 'kubelet');
+  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints']);
+  client = plane.client;
+  const sock = await procs.runtime(dir, 'cmp-1', '127.7.1.0/24');
+  await procs.kubelet(env, dir, 'cmp-1', sock, await freePort(), ['--capacity=cpu=8,memory=16Gi']);
   if (kubectlBin) real = new Kubectl(env.url, kubectlBin, { namespace: 'default' });
 });
 
 after(async () => {
-  for (const c of children.reverse()) await stopChild(c);
-  await scheduler?.stop();
-  informers?.stop();
-  client?.close();
-  await mgr?.stop();
+  await procs.stop();
+  await plane?.stop();
   await env?.stop();
   real?.cleanup();
   rmSync(dir, { recursive: true, force: true });
@@ -366,4 +341,28 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   assert.match(ex.stdout, /^GROUP: +apps\nKIND: +Deployment\nVERSION: +v1\n\nFIELD: replicas <integer>\n/);
   assert.match((await ours(['explain', 'pods'])).stdout, /\nFIELDS:\n {2}apiVersion\t<string>\n/);
   assert.match((await ours(['cluster-info'])).stdout, /Kubernetes control plane\S* is running at \S*http:\/\/127\.0\.0\.1:\d+/);
+});
+
+test('one discovery cache in kubectl\'s layout: the real kubectl reads what ours wrote, and ours reads what it wrote', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+  const host = `127.0.0.1_${new URL(env.url).port}`;
+  const mark = (cacheDir: string, shortName: string) => {
+    // A short name only the cache knows: a command that resolves it read the file.
+    const f = join(cacheDir, 'discovery', host, 'apps', 'v1', 'serverresources.json');
+    const list = JSON.parse(readFileSync(f, 'utf8')) as Obj;
+    assert.equal(list.kind, 'APIResourceList');
+    const d = (list.resources as Obj[]).find((r) => r.name === 'deployments')!;
+    d.shortNames = [...(d.shortNames ?? []), shortName];
+    writeFileSync(f, JSON.stringify(list));
+  };
+  const ourCache = join(dir, 'our-cache');
+  assert.ok(existsSync(join(ourCache, 'discovery', host, 'servergroups.json')));
+  mark(ourCache, 'ourdeploy');
+  const r = await real.run([`--cache-dir=${ourCache}`, 'get', 'ourdeploy', '-n', 'ours', '-o', 'name']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, 'deployment.apps/app\n');
+  mark(real.cacheDir, 'realdeploy');
+  let out = '';
+  const code = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${real.cacheDir}`, 'get', 'realdeploy', '-n', 'real', '-o', 'name'], { out: (s) => (out += s), err: (s) => (out += s), env: { HOME: dir } });
+  assert.equal(code, 0, out);
+  assert.equal(out, 'deployment.apps/app\n');
 });

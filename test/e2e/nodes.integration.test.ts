@@ -7,39 +7,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pino from 'pino';
-import { ControllerManager } from '@kubeling/controller-manager';
-import { InformerFactory, RestClient } from '@kubeling/client';
-import { buildConfig, Scheduler } from '@kubeling/scheduler';
-import { freePort, Kubectl, kubectlBinaries, nodeArgs, packageMain, request, startTestEnv, stopChild, waitFor, type TestEnv } from '@kubeling/testenv';
-import { existsSync } from 'node:fs';
+import { freePort, Kubectl, kubectlBinaries, request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+import { Processes, startControlPlane, type ControlPlane } from './cluster.js';
 
 type Obj = Record<string, any>;
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 let env: TestEnv;
 let dir: string;
-let mgr: ControllerManager;
-let client: RestClient;
-let informers: InformerFactory;
-let scheduler: Scheduler;
-const children: ChildProcess[] = [];
+let plane: ControlPlane;
+const procs = new Processes();
 const kubelets = new Map<string, { proc: ChildProcess; port: number; sock: string }>();
 
-function spawnChild(pkg: string, args: string[]): ChildProcess {
-  const c = spawn(process.execPath, nodeArgs(packageMain(pkg), args), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.push(c);
-  return c;
-}
-
 async function startKubelet(node: string, sock: string, port: number): Promise<ChildProcess> {
-  const proc = spawnChild('kubelet', [`--node-name=${node}`, `--master=${env.url}`, `--container-runtime-endpoint=unix://${sock}`, `--root-dir=${join(dir, node)}`, `--port=${port}`, '--capacity=cpu=4,memory=8Gi', '--node-lease-duration-seconds=2', '--node-status-update-frequency=1', '--log-level=warn']);
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, `kubelet ${node}`);
+  const proc = await procs.kubelet(env, dir, node, sock, port, ['--capacity=cpu=4,memory=8Gi', '--node-lease-duration-seconds=2']);
   kubelets.set(node, { proc, port, sock });
   return proc;
 }
@@ -47,28 +31,15 @@ async function startKubelet(node: string, sock: string, port: number): Promise<C
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-nodes-'));
   env = await startTestEnv();
-  const config = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
-  mgr = new ControllerManager({ config, controllers: ['deployment', 'replicaset', 'nodelifecycle', 'garbagecollector'], leaderElect: false, log: pino({ level: 'silent' }), nodeMonitorGracePeriodMs: 4000, nodeMonitorPeriodMs: 500, qps: 200, burst: 400 });
-  await mgr.start();
-  client = new RestClient(config, { qps: 200, burst: 400 });
-  informers = new InformerFactory(client);
-  scheduler = new Scheduler({ client, informers, config: buildConfig({ podInitialBackoffSeconds: 1, podMaxBackoffSeconds: 2 }), log: pino({ level: 'silent' }) });
-  scheduler.init();
-  informers.start();
-  await scheduler.run();
+  plane = await startControlPlane(env, ['deployment', 'replicaset', 'nodelifecycle', 'garbagecollector'], { nodeMonitorGracePeriodMs: 4000, nodeMonitorPeriodMs: 500 });
   for (const [i, node] of ['e2e-1', 'e2e-2'].entries()) {
-    const sock = join(dir, `${node}.sock`);
-    spawnChild('runtime', [`--listen=unix://${sock}`, `--root=${join(dir, `${node}-rt`)}`, `--pod-cidr=127.6.${i + 1}.0/24`]);
-    await waitFor(async () => existsSync(sock), 30_000, `runtime ${node}`);
+    const sock = await procs.runtime(dir, node, `127.6.${i + 1}.0/24`);
     await startKubelet(node, sock, await freePort());
   }
 });
 after(async () => {
-  for (const c of children.reverse()) await stopChild(c);
-  await scheduler?.stop();
-  informers?.stop();
-  client?.close();
-  await mgr?.stop();
+  await procs.stop();
+  await plane?.stop();
   await env?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

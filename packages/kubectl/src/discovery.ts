@@ -1,16 +1,19 @@
 /**
  * Discovery and REST mapping as kubectl does them: the aggregated discovery
- * documents (`/api`, `/apis` as apidiscovery.k8s.io/v2), cached under
- * `<cache-dir>/discovery/<host_port>/` and refreshed when a name is not found.
+ * documents (`/api`, `/apis` as apidiscovery.k8s.io/v2), cached in kubectl's
+ * own layout — `<cache-dir>/discovery/<host_port>/servergroups.json` and
+ * `<group>/<version>/serverresources.json` — so the real kubectl and this one
+ * share a cache; entries older than kubectl's six hours, or a name that is
+ * not found, send it to the server again.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RestClient } from '@kubeling/client';
 
 export interface Mapping {
   group: string;
   version: string;
+  /** Plural; `deployments/scale` for a subresource. */
   resource: string;
   kind: string;
   namespaced: boolean;
@@ -18,20 +21,28 @@ export interface Mapping {
   shortNames: string[];
   verbs: string[];
   categories: string[];
+  /** The group and version of what a subresource answers with, when not the parent's. */
+  responseGroup?: string;
+  responseVersion?: string;
 }
 
 const AGG = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+const TTL_MS = 6 * 3600_000;
 
 type Obj = Record<string, any>;
 
-function fromAggregated(doc: Obj): Mapping[] {
-  const out: Mapping[] = [];
+function fromAggregated(doc: Obj): { groups: Obj[]; mappings: Mapping[] } {
+  const mappings: Mapping[] = [];
+  const groups: Obj[] = [];
   for (const g of (doc.items ?? []) as Obj[]) {
     const group = g.metadata?.name ?? '';
-    const v = ((g.versions ?? []) as Obj[])[0];
-    if (!v) continue;
+    const versions = (g.versions ?? []) as Obj[];
+    if (!versions.length) continue;
+    const gv = (v: string) => (group ? `${group}/${v}` : v);
+    groups.push({ name: group, versions: versions.map((v) => ({ groupVersion: gv(v.version), version: v.version })), preferredVersion: { groupVersion: gv(versions[0]!.version), version: versions[0]!.version } });
+    const v = versions[0]!;
     for (const r of (v.resources ?? []) as Obj[]) {
-      out.push({
+      const base: Mapping = {
         group,
         version: v.version,
         resource: r.resource,
@@ -41,10 +52,63 @@ function fromAggregated(doc: Obj): Mapping[] {
         shortNames: r.shortNames ?? [],
         verbs: r.verbs ?? [],
         categories: r.categories ?? [],
-      });
+      };
+      mappings.push(base);
+      for (const sub of (r.subresources ?? []) as Obj[]) {
+        mappings.push({
+          ...base,
+          resource: `${r.resource}/${sub.subresource}`,
+          kind: sub.responseKind?.kind ?? base.kind,
+          verbs: sub.verbs ?? [],
+          shortNames: [],
+          categories: [],
+          ...(sub.responseKind?.group !== undefined ? { responseGroup: sub.responseKind.group } : {}),
+          ...(sub.responseKind?.version !== undefined ? { responseVersion: sub.responseKind.version } : {}),
+        });
+      }
     }
   }
-  return out;
+  return { groups, mappings };
+}
+
+/** kubectl's cache folder for a server: the host without its scheme, odd characters as `_`. */
+export function cacheHostDir(server: string): string {
+  return server.replace('https://', '').replace('http://', '').replace(/[^(\w/.)]/g, '_');
+}
+
+function toResourceList(groupVersion: string, ms: Mapping[]): Obj {
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion,
+    resources: ms.map((m) => ({
+      name: m.resource,
+      singularName: m.singular,
+      namespaced: m.namespaced,
+      group: m.responseGroup ?? m.group,
+      version: m.responseVersion ?? m.version,
+      kind: m.kind,
+      verbs: m.verbs,
+      ...(m.shortNames.length ? { shortNames: m.shortNames } : {}),
+      ...(m.categories.length ? { categories: m.categories } : {}),
+    })),
+  };
+}
+
+function fromResourceList(group: string, version: string, list: Obj): Mapping[] {
+  return ((list.resources ?? []) as Obj[]).map((r) => ({
+    group,
+    version,
+    resource: r.name,
+    kind: r.kind,
+    namespaced: !!r.namespaced,
+    singular: r.singularName ?? '',
+    shortNames: r.shortNames ?? [],
+    verbs: r.verbs ?? [],
+    categories: r.categories ?? [],
+    ...(r.group !== undefined && r.group !== group ? { responseGroup: r.group } : {}),
+    ...(r.version !== undefined && r.version !== version ? { responseVersion: r.version } : {}),
+  }));
 }
 
 export class Discovery {
@@ -55,30 +119,60 @@ export class Discovery {
     private readonly cacheDir: string | undefined,
   ) {}
 
-  private cacheFile(): string | undefined {
-    if (!this.cacheDir) return undefined;
-    const u = new URL(this.client.config.server);
-    const host = `${u.hostname.replace(/[^a-zA-Z0-9.]/g, '_')}_${u.port || (u.protocol === 'https:' ? 443 : 80)}`;
-    return join(this.cacheDir, 'discovery', host, `kubeling-${createHash('sha256').update(this.client.config.server).digest('hex').slice(0, 8)}.json`);
+  private dir(): string | undefined {
+    return this.cacheDir ? join(this.cacheDir, 'discovery', cacheHostDir(this.client.config.server)) : undefined;
+  }
+
+  /** The cached mappings, when every file is there and fresh. */
+  private readCache(): Mapping[] | undefined {
+    const dir = this.dir();
+    if (!dir) return undefined;
+    try {
+      const groupsFile = join(dir, 'servergroups.json');
+      if (Date.now() - statSync(groupsFile).mtimeMs > TTL_MS) return undefined;
+      const groups = JSON.parse(readFileSync(groupsFile, 'utf8')) as Obj;
+      const out: Mapping[] = [];
+      for (const g of (groups.groups ?? []) as Obj[]) {
+        const pv = g.preferredVersion ?? g.versions?.[0];
+        if (!pv) continue;
+        const f = join(dir, ...String(pv.groupVersion).split('/'), 'serverresources.json');
+        if (Date.now() - statSync(f).mtimeMs > TTL_MS) return undefined;
+        out.push(...fromResourceList(g.name ?? '', pv.version, JSON.parse(readFileSync(f, 'utf8')) as Obj));
+      }
+      return out.length ? out : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private writeCache(groups: Obj[], mappings: Mapping[]): void {
+    const dir = this.dir();
+    if (!dir) return;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o750 });
+      writeFileSync(join(dir, 'servergroups.json'), JSON.stringify({ kind: 'APIGroupList', apiVersion: 'v1', groups }), { mode: 0o660 });
+      for (const g of groups) {
+        const pv = g.preferredVersion;
+        const gvDir = join(dir, ...String(pv.groupVersion).split('/'));
+        mkdirSync(gvDir, { recursive: true, mode: 0o750 });
+        writeFileSync(join(gvDir, 'serverresources.json'), JSON.stringify(toResourceList(pv.groupVersion, mappings.filter((m) => m.group === g.name && m.version === pv.version))), { mode: 0o660 });
+      }
+    } catch {
+      // A cache that cannot be written only costs a request next time, as in kubectl.
+    }
   }
 
   async all(refresh = false): Promise<Mapping[]> {
     if (this.mappings && !refresh) return this.mappings;
-    const file = this.cacheFile();
-    if (!refresh && file && existsSync(file)) {
-      try {
-        this.mappings = JSON.parse(readFileSync(file, 'utf8')) as Mapping[];
-        return this.mappings;
-      } catch {
-        // refetch
-      }
+    if (!refresh) {
+      const cached = this.readCache();
+      if (cached) return (this.mappings = cached);
     }
     const [core, groups] = await Promise.all([this.client.request<Obj>({ path: '/api', accept: AGG }), this.client.request<Obj>({ path: '/apis', accept: AGG })]);
-    this.mappings = [...fromAggregated(core), ...fromAggregated(groups)];
-    if (file) {
-      mkdirSync(join(file, '..'), { recursive: true });
-      writeFileSync(file, JSON.stringify(this.mappings));
-    }
+    const a = fromAggregated(core);
+    const b = fromAggregated(groups);
+    this.mappings = [...a.mappings, ...b.mappings];
+    this.writeCache([...a.groups, ...b.groups], this.mappings);
     return this.mappings;
   }
 
@@ -100,7 +194,7 @@ export class Discovery {
 
   async forKind(apiVersion: string, kind: string): Promise<Mapping | undefined> {
     const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];
-    const match = (list: Mapping[]) => list.find((m) => m.group === group && m.version === version && m.kind === kind);
+    const match = (list: Mapping[]) => list.find((m) => m.group === group && m.version === version && m.kind === kind && !m.resource.includes('/'));
     return match(await this.all()) ?? match(await this.all(true));
   }
 }
