@@ -129,3 +129,19 @@ test('create <generator>: namespace, configmap --from-literal, secret generic, s
   assert.match(both, /\n\nNAME\s+DATA\s+AGE\nconfigmap\/cfg\s+2\s/);
   assert.match((await k('create', 'deployment', 'noimage')).err, /required flag\(s\) "image" not set/);
 });
+
+test('bin/kubectl, the shim users run: a bundle rebuilt from the sources, the same answers and exit codes', async () => {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const bin = fileURLToPath(new URL('../../../bin/kubectl', import.meta.url));
+  const sh = (...args: string[]) =>
+    new Promise<{ code: number; out: string; err: string }>((resolve) =>
+      execFile(bin, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(dir, 'bin-cache')}`, ...args], { env: { ...process.env, HOME: dir, KUBECONFIG: '' } }, (e, out, err) => resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out, err })),
+    );
+  const ns = await sh('get', 'namespace', 'default', '-o', 'name');
+  assert.equal(ns.code, 0, ns.err);
+  assert.equal(ns.out, 'namespace/default\n');
+  const missing = await sh('get', 'deployment', 'nope');
+  assert.equal(missing.code, 1);
+  assert.equal(missing.err, 'Error from server (NotFound): deployments.apps "nope" not found\n');
+});

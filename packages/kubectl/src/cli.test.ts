@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { columns, parseArgs, validateManifest } from './cli.js';
+import { columns, parseArgs } from './cli.js';
+import { validateManifest } from './validate.js';
 
 test('flags in every spelling; unknown flags are usage errors', () => {
   const { g, args } = parseArgs(['get', 'pods', '-n', 'kube-system', '--selector=app=web', '-o', 'wide', '-A', '--kubeconfig=/x', '-f', 'a.yaml', '--filename=b.yaml']);

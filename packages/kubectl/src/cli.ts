@@ -25,7 +25,6 @@ import { TemplateError } from './print/gotemplate.js';
 export type { IO } from './ctx.js';
 export { UsageError, parseArgs } from './flags.js';
 export { columns } from './print/printers.js';
-export { validateManifest } from './validate.js';
 
 type Command = (ctx: Ctx, args: string[]) => Promise<number>;
 

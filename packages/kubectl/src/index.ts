@@ -1,2 +1,3 @@
-export { run, parseArgs, columns, validateManifest, UsageError, type IO } from './cli.js';
+export { run, parseArgs, columns, UsageError, type IO } from './cli.js';
+export { validateManifest } from './validate.js';
 export { Discovery, resourcePath, type Mapping } from './discovery.js';

@@ -8,7 +8,6 @@ import { UsageError } from '../flags.js';
 import { Ctx, apiVersionOf, dryRunSuffix, kindRef, type Obj } from '../ctx.js';
 import { resourcePath } from '../discovery.js';
 import { parseOutput, printObjects } from '../print/printers.js';
-import { validateManifest } from '../validate.js';
 import { LAST_APPLIED, threeWayMergePatch, withAnnotation } from './apply-merge.js';
 
 export async function apply(ctx: Ctx, args: string[]): Promise<number> {
@@ -17,6 +16,7 @@ export async function apply(ctx: Ctx, args: string[]): Promise<number> {
   if (!g.filenames.length) throw new UsageError('error: must specify one of -f and -k');
   const manifests = ctx.readManifests();
   if (!manifests.length) throw new UsageError('error: no objects passed to apply');
+  const { validateManifest } = await import('../validate.js');
   for (const { obj, source } of manifests) validateManifest(obj, source);
   const out = parseOutput(g.output, g.template);
   const dry = ctx.dryRun;
