@@ -7,12 +7,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { Kubectl, kubectlBinaries, request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { Kubectl, kubectlBinaries, repeat, request, startTestEnv, type TestEnv } from '@kubeling/testenv';
 import { ControllerManager } from './manager.js';
 
 let env: TestEnv;
 let mgr: ControllerManager;
-let kubeletTimer: NodeJS.Timeout;
+let kubelet: { stop(): void } | undefined;
 
 async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, onPoll?: () => Promise<void>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -60,13 +60,10 @@ before(async () => {
   env = await startTestEnv();
   mgr = new ControllerManager({ config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, controllers: ['*'], leaderElect: false, log: pino({ level: 'silent' }), qps: 200, burst: 400 });
   await mgr.start();
-  const tick = () => {
-    kubeletTimer = setTimeout(() => void fakeKubelet().catch(() => undefined).finally(tick), 150);
-  };
-  tick();
+  kubelet = repeat(fakeKubelet, 150);
 });
 after(async () => {
-  clearTimeout(kubeletTimer);
+  kubelet?.stop();
   await mgr?.stop();
   await env?.stop();
 });

@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { nodeArgs, packageMain, request, startTestEnv, stopChild, type TestEnv } from '@kubeling/testenv';
+import { nodeArgs, packageMain, repeat, request, startTestEnv, stopChild, type TestEnv } from '@kubeling/testenv';
 
 let env: TestEnv;
-let kubeletTimer: NodeJS.Timeout;
+let kubelet: { stop(): void } | undefined;
 const children: ChildProcess[] = [];
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -52,13 +52,10 @@ const get = async (path: string) => (await request(env.url, 'GET', path)).body;
 
 before(async () => {
   env = await startTestEnv();
-  const tick = () => {
-    kubeletTimer = setTimeout(() => void fakeKubelet().catch(() => undefined).finally(tick), 100);
-  };
-  tick();
+  kubelet = repeat(fakeKubelet, 100);
 });
 after(async () => {
-  clearTimeout(kubeletTimer);
+  kubelet?.stop();
   for (const c of children) await stopChild(c);
   await env?.stop();
 });

@@ -169,3 +169,22 @@ export async function startEtcdCluster(n = 3, opts: { binary?: string } = {}): P
     stop,
   };
 }
+
+/**
+ * Runs `fn` every `periodMs` (after the previous run ends, errors ignored)
+ * until `stop()`; a run in flight when it is stopped schedules nothing more.
+ */
+export function repeat(fn: () => Promise<unknown>, periodMs: number): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    if (!stopped) timer = setTimeout(() => void fn().catch(() => undefined).finally(tick), periodMs);
+  };
+  tick();
+  return {
+    stop: () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
