@@ -109,8 +109,8 @@ export class RestClient {
     this.userAgent = opts.userAgent ?? 'kubeling/v0.1.0';
   }
 
-  private headers(o: RequestOptions, body: Buffer | undefined): Record<string, string> {
-    const h: Record<string, string> = { 'user-agent': this.userAgent, accept: o.accept ?? 'application/json', ...(o.headers ?? {}) };
+  private headers(o: RequestOptions, body: Buffer | undefined): Record<string, string | string[]> {
+    const h: Record<string, string | string[]> = { 'user-agent': this.userAgent, accept: o.accept ?? 'application/json', ...(o.headers ?? {}) };
     if (body) {
       h['content-type'] = o.contentType ?? 'application/json';
       h['content-length'] = String(body.length);
@@ -122,6 +122,8 @@ export class RestClient {
     }
     if (this.config.impersonate) {
       h['impersonate-user'] = this.config.impersonate.user;
+      // One header line per group, as client-go sends them.
+      if (this.config.impersonate.groups.length) h['impersonate-group'] = this.config.impersonate.groups;
     }
     return h;
   }

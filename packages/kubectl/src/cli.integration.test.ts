@@ -145,3 +145,13 @@ test('bin/kubectl, the shim users run: a bundle rebuilt from the sources, the sa
   assert.equal(missing.code, 1);
   assert.equal(missing.err, 'Error from server (NotFound): deployments.apps "nope" not found\n');
 });
+
+test('--as and --as-group: impersonation headers, one per group; auth whoami and can-i answer for the impersonated user', async () => {
+  const who = await k('auth', 'whoami', '--as=jane', '--as-group=devs', '--as-group=qa');
+  assert.equal(who.code, 0, who.err);
+  assert.match(who.out, /^ATTRIBUTE +VALUE\nUsername +jane\nGroups +\[devs qa system:authenticated\]\n$/);
+  const can = await k('auth', 'can-i', 'list', 'pods', '--as=jane');
+  assert.equal(can.code, 1);
+  assert.equal(can.out, 'no\n');
+  assert.equal((await k('auth', 'can-i', 'list', 'pods')).out, 'yes\n');
+});
