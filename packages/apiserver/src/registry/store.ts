@@ -118,8 +118,9 @@ export class Store {
   /** Validating admission plugins, run after validation. */
   validating: ValidatingAdmission[] = [];
 
-  /** Tells validating plugins an object is gone (quota usage returns). */
+  /** Tells validating plugins an object is gone (quota usage returns), and gives back what it was allocated. */
   private released(obj: KubeObject): void {
+    if (this.strategy.release) void this.strategy.release(obj, this.storage).catch(() => undefined);
     for (const p of this.validating) {
       const a = { operation: 'DELETE' as const, resource: `${this.gr.group}/${this.gr.resource}`, namespace: obj.metadata.namespace };
       if (p.deleted && p.handles({ ...a, operation: 'CREATE' })) void p.deleted(obj, a).catch(() => undefined);
@@ -401,11 +402,14 @@ export class Store {
     if (!ctx.applied) this.setManagedFields(obj, trackUpdate(undefined, obj, this.fieldContext(ctx, undefined)));
     if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
     await validate(this.validating, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+    const allocErrs = (await this.strategy.allocate?.(obj, this.storage, !!ctx.dryRun)) ?? [];
+    if (allocErrs.length) throw this.invalid(meta.name!, allocErrs);
     if (ctx.dryRun) return this.external(obj);
     try {
       const stored = await this.storage.create(this.key(namespace, meta.name!), obj);
       return this.external(stored.obj);
     } catch (e) {
+      await this.strategy.release?.(obj, this.storage).catch(() => undefined);
       if (e instanceof StorageKeyExists) throw alreadyExists(this.gr, meta.name!);
       throw e;
     }

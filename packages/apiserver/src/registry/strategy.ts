@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from '@kubeling/api';
 import type { FieldError, NameValidator } from '@kubeling/apimachinery';
+import type { EtcdStorage } from '../storage/etcd.js';
 
 export interface DeleteDecision {
   /** Seconds of graceful deletion; 0 or undefined deletes at once (finalizers permitting). */
@@ -44,6 +45,14 @@ export interface Strategy {
   returnDeletedObject?: boolean;
   /** Whether PUT may create a missing object. */
   allowCreateOnUpdate?: boolean;
+  /**
+   * Takes what a new object needs from a shared pool (a Service's cluster IP)
+   * just before it is stored; the store gives it back through `release` when
+   * the create fails or the object is finally gone. A dry run only checks.
+   * Answers what makes the object invalid (an IP taken or out of range).
+   */
+  allocate?(obj: KubeObject, storage: EtcdStorage, dryRun: boolean): Promise<FieldError[]>;
+  release?(obj: KubeObject, storage: EtcdStorage): Promise<void>;
   /** Converts the stored form to this resource's version (shared storage). */
   toExternal?(stored: KubeObject): KubeObject;
   fromExternal?(obj: KubeObject): KubeObject;

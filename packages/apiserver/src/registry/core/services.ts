@@ -5,7 +5,8 @@
  */
 import { randomInt } from 'node:crypto';
 import type { KubeObject } from '@kubeling/api';
-import { field, isValidPortName, isDNS1123Label, type FieldError } from '@kubeling/apimachinery';
+import { field, internalError, isValidPortName, isDNS1123Label, type FieldError } from '@kubeling/apimachinery';
+import { StorageKeyExists, type EtcdStorage } from '../../storage/etcd.js';
 import type { Strategy } from '../strategy.js';
 
 type Port = { name?: string; port?: number; targetPort?: number | string; protocol?: string; nodePort?: number };
@@ -25,9 +26,33 @@ const TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
 const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 /** The service IP range: 127.1.0.0/16 unless KUBELING_SERVICE_CIDR_PREFIX names another /16 prefix. */
-function allocateIP(): string {
-  const prefix = process.env.KUBELING_SERVICE_CIDR_PREFIX ?? '127.1';
-  return `${prefix}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+const prefix = () => process.env.KUBELING_SERVICE_CIDR_PREFIX ?? '127.1';
+const inRange = (ip: string) => ip.startsWith(`${prefix()}.`) && /^\d+\.\d+\.\d+\.\d+$/.test(ip) && ip.split('.').every((o) => Number(o) <= 255) && !ip.endsWith('.0.0') && !ip.endsWith('.255.255');
+
+/**
+ * Each allocated IP is a key of its own, `/registry/ipaddresses/<ip>`, holding an
+ * IPAddress that names its Service (upstream's IPAddress allocator): taking one
+ * is a create-if-absent, so two Services never get the same IP.
+ */
+const ipKey = (ip: string) => `/registry/ipaddresses/${ip}`;
+const ipAddress = (ip: string, svc: KubeObject): KubeObject => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'IPAddress',
+  metadata: { name: ip, labels: { 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' } },
+  spec: { parentRef: { group: '', resource: 'services', namespace: svc.metadata.namespace ?? '', name: svc.metadata.name ?? '' } },
+});
+
+const allocationError = (ip: string, detail: string): FieldError => field.invalid('spec.clusterIPs', [ip], `failed to allocate IP ${ip}: ${detail}`);
+
+async function takeIP(storage: EtcdStorage, ip: string, svc: KubeObject, dryRun: boolean): Promise<boolean> {
+  if (dryRun) return !(await storage.get(ipKey(ip)));
+  try {
+    await storage.create(ipKey(ip), ipAddress(ip, svc));
+    return true;
+  } catch (e) {
+    if (e instanceof StorageKeyExists) return false;
+    throw e;
+  }
 }
 
 const specOf = (o: KubeObject) => (o.spec ??= {}) as Spec;
@@ -51,8 +76,9 @@ export const serviceStrategy: Strategy = {
     obj.status = { loadBalancer: {} };
     const s = specOf(obj);
     if ((s.type ?? 'ClusterIP') !== 'ExternalName') {
-      if (!s.clusterIP) s.clusterIP = s.clusterIPs?.[0] ?? allocateIP();
-      s.clusterIPs = [s.clusterIP];
+      // The IP itself comes from `allocate`, once the Service is valid.
+      if (!s.clusterIP && s.clusterIPs?.[0]) s.clusterIP = s.clusterIPs[0];
+      if (s.clusterIP) s.clusterIPs = [s.clusterIP];
       if (s.clusterIP !== 'None') {
         s.ipFamilies ??= ['IPv4'];
         s.ipFamilyPolicy ??= 'SingleStack';
@@ -88,6 +114,32 @@ export const serviceStrategy: Strategy = {
       if (typeof p.targetPort === 'string') for (const m of isValidPortName(p.targetPort)) errs.push(field.invalid(`${path}.targetPort`, p.targetPort, m));
     });
     return errs;
+  },
+  async allocate(obj, storage, dryRun) {
+    const s = specOf(obj);
+    if ((s.type ?? 'ClusterIP') === 'ExternalName' || s.clusterIP === 'None') return [];
+    if (s.clusterIP) {
+      if (!inRange(s.clusterIP)) return [allocationError(s.clusterIP, `the provided IP (${s.clusterIP}) is not in the valid range. The range of valid IPs is ${prefix()}.0.0/16`)];
+      if (!(await takeIP(storage, s.clusterIP, obj, dryRun))) return [allocationError(s.clusterIP, 'provided IP is already allocated')];
+      return [];
+    }
+    for (let attempt = 0; attempt < 64; attempt++) {
+      const ip = `${prefix()}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+      if (await takeIP(storage, ip, obj, dryRun)) {
+        s.clusterIP = ip;
+        s.clusterIPs = [ip];
+        return [];
+      }
+    }
+    throw internalError('failed to allocate a serviceIP: range is full');
+  },
+  async release(obj, storage) {
+    const ip = specOf(obj).clusterIP;
+    if (!ip || ip === 'None') return;
+    const cur = await storage.get(ipKey(ip));
+    // Only the Service that holds it gives it back.
+    const ref = (cur?.obj.spec as { parentRef?: { namespace?: string; name?: string } } | undefined)?.parentRef;
+    if (cur && ref?.namespace === (obj.metadata.namespace ?? '') && ref?.name === obj.metadata.name) await storage.delete(ipKey(ip), cur.rev);
   },
   prepareForUpdate(obj, old) {
     const s = specOf(obj);

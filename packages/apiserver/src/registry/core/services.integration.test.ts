@@ -1,0 +1,75 @@
+/**
+ * Service cluster IPs against a real etcd: each allocated IP is a key of its
+ * own under /registry/ipaddresses/, so no two Services share one; a taken or
+ * out-of-range IP is refused as upstream words it; deletion, a failed create
+ * and a dry run leave nothing held.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Etcd3 } from 'etcd3';
+import { request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+
+let env: TestEnv;
+let etcd: Etcd3;
+
+before(async () => {
+  env = await startTestEnv();
+  etcd = new Etcd3({ hosts: env.etcd.endpoint });
+});
+after(async () => {
+  etcd?.close();
+  await env?.stop();
+});
+
+const svc = (name: string, clusterIP?: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }], selector: { app: name }, ...(clusterIP ? { clusterIP } : {}) } });
+const post = (body: object, query = '') => request(env.url, 'POST', `/api/v1/namespaces/default/services${query}`, body);
+const held = async () => (await etcd.getAll().prefix('/registry/ipaddresses/').keys()).map((k) => k.slice('/registry/ipaddresses/'.length)).sort();
+
+test('allocated IPs are distinct and recorded; the kubernetes Service holds its own', async () => {
+  const ips: string[] = [];
+  for (let i = 0; i < 40; i++) {
+    const r = await post(svc(`s${i}`));
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.match(r.body.spec.clusterIP, /^127\.1\.\d+\.\d+$/);
+    assert.deepEqual(r.body.spec.clusterIPs, [r.body.spec.clusterIP]);
+    ips.push(r.body.spec.clusterIP);
+  }
+  assert.equal(new Set(ips).size, ips.length);
+  const h = await held();
+  for (const ip of [...ips, '127.1.0.1']) assert.ok(h.includes(ip), ip);
+  const rec = JSON.parse((await etcd.get(`/registry/ipaddresses/${ips[0]}`).string())!);
+  assert.deepEqual([rec.kind, rec.spec.parentRef], ['IPAddress', { group: '', resource: 'services', namespace: 'default', name: 's0' }]);
+});
+
+test('a taken or out-of-range IP is Invalid with upstream message; nothing is left held by the refused create', async () => {
+  const a = await post(svc('fixed', '127.1.200.7'));
+  assert.equal(a.status, 201);
+  const taken = await post(svc('fixed2', '127.1.200.7'));
+  assert.equal(taken.status, 422);
+  assert.equal(taken.body.message, 'Service "fixed2" is invalid: spec.clusterIPs: Invalid value: ["127.1.200.7"]: failed to allocate IP 127.1.200.7: provided IP is already allocated');
+  const outside = await post(svc('outside', '10.0.0.10'));
+  assert.equal(outside.status, 422);
+  assert.match(outside.body.message, /failed to allocate IP 10\.0\.0\.10: the provided IP \(10\.0\.0\.10\) is not in the valid range\. The range of valid IPs is 127\.1\.0\.0\/16/);
+  // A create that fails after allocation (the name exists) gives its IP back.
+  const before = await held();
+  const dup = await post(svc('fixed', '127.1.201.9'));
+  assert.equal(dup.status, 409);
+  assert.deepEqual(await held(), before);
+  // A dry run takes nothing.
+  const dry = await post(svc('dry', '127.1.202.3'), '?dryRun=All');
+  assert.equal(dry.status, 201);
+  assert.ok(!(await held()).includes('127.1.202.3'));
+});
+
+test('deleting a Service gives its IP back, and another Service may take it', async () => {
+  const a = await post(svc('recycle', '127.1.210.10'));
+  assert.equal(a.status, 201);
+  assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/recycle')).status, 200);
+  for (let i = 0; i < 50 && (await held()).includes('127.1.210.10'); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(!(await held()).includes('127.1.210.10'));
+  assert.equal((await post(svc('recycle2', '127.1.210.10'))).status, 201);
+  // Headless and ExternalName Services hold nothing.
+  assert.equal((await post({ ...svc('headless'), spec: { clusterIP: 'None', selector: { app: 'h' } } })).status, 201);
+  assert.equal((await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext' }, spec: { type: 'ExternalName', externalName: 'example.com' } })).status, 201);
+  assert.ok(!(await held()).includes('None'));
+});
