@@ -17,6 +17,14 @@ export interface ControllerContext {
   /** Node lifecycle timing (upstream: 50 s grace, 5 s period). */
   nodeMonitorGracePeriodMs?: number;
   nodeMonitorPeriodMs?: number;
+  /** Pod GC: period, terminated-pod threshold, quarantine of missing nodes (upstream: 20 s, 12,500, 40 s). */
+  podGC?: Partial<PodGCSettings>;
+}
+
+export interface PodGCSettings {
+  periodMs: number;
+  terminatedThreshold: number;
+  quarantineMs: number;
 }
 
 export interface Controller {

@@ -6,7 +6,7 @@
  *   --leader-elect=true        --leader-elect-lease-duration=15s ...
  *   --bind-address=127.0.0.1   --secure-port=10257 (health and metrics)
  *   --kube-api-qps=20 --kube-api-burst=30
- *   --node-monitor-grace-period=50s --node-monitor-period=5s
+ *   --node-monitor-grace-period=50s --node-monitor-period=5s --terminated-pod-gc-threshold=12500
  */
 import { parseArgs } from 'node:util';
 import pino from 'pino';
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
       'concurrent-syncs': { type: 'string', default: '5' },
       'node-monitor-grace-period': { type: 'string', default: '50s' },
       'node-monitor-period': { type: 'string', default: '5s' },
+      'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
       'log-level': { type: 'string', default: 'info' },
     },
     strict: true,
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     workers: Number(values['concurrent-syncs']),
     nodeMonitorGracePeriodMs: duration(values['node-monitor-grace-period']!),
     nodeMonitorPeriodMs: duration(values['node-monitor-period']!),
+    podGC: { terminatedThreshold: Number(values['terminated-pod-gc-threshold']) },
     bindAddress: values['bind-address']!,
     port: Number(values['secure-port']),
     log,

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics, Gauge } from 'prom-client';
 import { EventRecorder, InformerFactory, LeaderElector, RestClient, type ClientConfig, serveHealth } from '@kubeling/client';
-import type { Controller } from './context.js';
+import type { Controller, PodGCSettings } from './context.js';
 import { selectControllers } from './controllers/index.js';
 
 export interface ManagerOptions {
@@ -23,6 +23,7 @@ export interface ManagerOptions {
   workers?: number;
   nodeMonitorGracePeriodMs?: number;
   nodeMonitorPeriodMs?: number;
+  podGC?: Partial<PodGCSettings>;
   identity?: string;
   log: Logger;
   bindAddress?: string;
@@ -85,6 +86,7 @@ export class ControllerManager {
       recorder,
       ...(this.o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: this.o.nodeMonitorGracePeriodMs } : {}),
       ...(this.o.nodeMonitorPeriodMs ? { nodeMonitorPeriodMs: this.o.nodeMonitorPeriodMs } : {}),
+      ...(this.o.podGC ? { podGC: this.o.podGC } : {}),
     };
     this.running = selectControllers(this.o.controllers).map((d) => d.create(ctx));
     for (const c of this.running) c.init();

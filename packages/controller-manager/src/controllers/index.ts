@@ -8,6 +8,7 @@ import { GarbageCollector } from './garbagecollector/controller.js';
 import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
+import { PODGC_DEFAULTS, PodGCController } from './podgc/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
 import { RootCACertPublisher } from './rootcacertpublisher/controller.js';
@@ -21,6 +22,7 @@ const table: ControllerDescriptor[] = [
   { name: 'job', create: (ctx) => new JobController(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
   { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx, ctx.nodeMonitorGracePeriodMs, ctx.nodeMonitorPeriodMs) },
+  { name: 'podgc', create: (ctx) => new PodGCController(ctx, { ...PODGC_DEFAULTS, ...ctx.podGC }) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
   { name: 'root-ca-cert-publisher', create: (ctx) => new RootCACertPublisher(ctx) },

@@ -1,0 +1,125 @@
+/**
+ * Pod garbage collector (kubernetes pkg/controller/podgc), every 20 s:
+ * - terminated pods (Succeeded/Failed) beyond `--terminated-pod-gc-threshold`
+ *   (12,500) go, oldest first;
+ * - orphaned pods — bound to a node that no longer exists, still absent when
+ *   asked again after a quarantine (40 s upstream) — are marked Failed with a
+ *   `DisruptionTarget` condition (reason `DeletionByPodGC`) and deleted at once;
+ * - terminating pods that were never scheduled are deleted at once.
+ */
+import type { KubeObject } from '@kubeling/api';
+import { isConflict, isNotFound, rfc3339 } from '@kubeling/apimachinery';
+import type { Informer } from '@kubeling/client';
+import type { Controller, ControllerContext, PodGCSettings } from '../../context.js';
+
+type Obj = Record<string, any>;
+
+export const PODGC_DEFAULTS: PodGCSettings = { periodMs: 20_000, terminatedThreshold: 12_500, quarantineMs: 40_000 };
+
+const phase = (p: KubeObject) => (p.status as Obj | undefined)?.phase as string | undefined;
+const terminated = (p: KubeObject) => phase(p) === 'Succeeded' || phase(p) === 'Failed';
+const key = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
+
+/** The terminated pods beyond the threshold, oldest first (by creation, then name). */
+export function terminatedToDelete(pods: readonly KubeObject[], threshold: number): KubeObject[] {
+  if (threshold <= 0) return [];
+  const done = pods.filter((p) => terminated(p) && !p.metadata.deletionTimestamp);
+  if (done.length <= threshold) return [];
+  return [...done].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || key(a).localeCompare(key(b))).slice(0, done.length - threshold);
+}
+
+/** Pods bound to a node the cache does not know (candidates: the API is asked before they go). */
+export function orphanCandidates(pods: readonly KubeObject[], nodes: ReadonlySet<string>): KubeObject[] {
+  return pods.filter((p) => {
+    const node = (p.spec as Obj | undefined)?.nodeName as string | undefined;
+    return !!node && !nodes.has(node);
+  });
+}
+
+/** Terminating pods no scheduler ever placed: nothing will finish their deletion. */
+export function unscheduledTerminating(pods: readonly KubeObject[]): KubeObject[] {
+  return pods.filter((p) => p.metadata.deletionTimestamp && !(p.spec as Obj | undefined)?.nodeName && !terminated(p));
+}
+
+export class PodGCController implements Controller {
+  readonly name = 'podgc';
+  private pods!: Informer;
+  private nodes!: Informer;
+  /** Nodes seen missing, and since when (the quarantine). */
+  private readonly missingSince = new Map<string, number>();
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly o: PodGCSettings = PODGC_DEFAULTS,
+  ) {}
+
+  init(): void {
+    this.pods = this.ctx.informers.informer({ path: '/api/v1/pods' });
+    this.nodes = this.ctx.informers.informer({ path: '/api/v1/nodes' });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const log = this.ctx.log.child({ controller: this.name });
+    while (!signal.aborted) {
+      try {
+        await this.gc(Date.now());
+      } catch (e) {
+        log.warn({ err: String((e as Error).message ?? e) }, 'pod gc failed');
+      }
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, this.o.periodMs);
+        signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          r();
+        }, { once: true });
+      });
+    }
+  }
+
+  async gc(now: number): Promise<void> {
+    const pods = this.pods.store.list();
+    for (const p of terminatedToDelete(pods, this.o.terminatedThreshold)) await this.forceDelete(p, false);
+    const known = new Set(this.nodes.store.list().map((n) => n.metadata.name!));
+    const orphans = orphanCandidates(pods, known);
+    const missing = new Set(orphans.map((p) => (p.spec as Obj).nodeName as string));
+    for (const n of this.missingSince.keys()) if (!missing.has(n)) this.missingSince.delete(n);
+    for (const n of missing) if (!this.missingSince.has(n)) this.missingSince.set(n, now);
+    for (const p of orphans) {
+      const node = (p.spec as Obj).nodeName as string;
+      if (now - this.missingSince.get(node)! < this.o.quarantineMs) continue;
+      // The cache may lag: the node must be missing from the API too.
+      try {
+        await this.ctx.client.get(`/api/v1/nodes/${node}`);
+        this.missingSince.delete(node);
+        continue;
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      await this.markFailed(p);
+      await this.forceDelete(p, true);
+    }
+    for (const p of unscheduledTerminating(pods)) await this.forceDelete(p, false);
+  }
+
+  /** Failed, with the DisruptionTarget condition saying why, before the pod goes. */
+  private async markFailed(p: KubeObject): Promise<void> {
+    const st = (p.status ?? {}) as Obj;
+    const conditions = ((st.conditions ?? []) as Obj[]).filter((c) => c.type !== 'DisruptionTarget');
+    conditions.push({ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists', lastTransitionTime: rfc3339() });
+    const patch = { status: { ...(terminated(p) ? {} : { phase: 'Failed' }), conditions } };
+    try {
+      await this.ctx.client.patch(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/status`, patch, 'application/merge-patch+json', { fieldManager: 'PodGC' });
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
+    }
+  }
+
+  private async forceDelete(p: KubeObject, orphan: boolean): Promise<void> {
+    try {
+      await this.ctx.client.delete(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: p.metadata.uid } });
+      this.ctx.log.info({ controller: this.name, pod: key(p), orphan }, 'deleted pod');
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
+    }
+  }
+}
