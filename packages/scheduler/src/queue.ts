@@ -30,9 +30,9 @@ export type ClusterEvent = 'NodeAdd' | 'NodeUpdate' | 'AssignedPodAdd' | 'Assign
 const HELPS: Record<ClusterEvent, ((plugin: string) => boolean) | undefined> = {
   NodeAdd: () => true,
   NodeUpdate: () => true,
-  AssignedPodDelete: (p) => p === 'NodeResourcesFit' || p === 'NodePorts' || p === 'PodTopologySpread' || p === 'DefaultPreemption',
-  AssignedPodAdd: (p) => p === 'PodTopologySpread',
-  AssignedPodUpdate: (p) => p === 'NodeResourcesFit' || p === 'PodTopologySpread',
+  AssignedPodDelete: (p) => p === 'NodeResourcesFit' || p === 'NodePorts' || p === 'PodTopologySpread' || p === 'InterPodAffinity' || p === 'DefaultPreemption',
+  AssignedPodAdd: (p) => p === 'PodTopologySpread' || p === 'InterPodAffinity',
+  AssignedPodUpdate: (p) => p === 'NodeResourcesFit' || p === 'PodTopologySpread' || p === 'InterPodAffinity',
 };
 
 class Heap<T> {

@@ -1,7 +1,7 @@
 /**
  * The scheduler against a real etcd + apiserver, with Node objects made by the
  * test: resources fit and overflow, taints, node selection, topology spread,
- * preemption, and no over-commit when many pods arrive at once.
+ * inter-pod affinity and anti-affinity, preemption, and no over-commit when many pods arrive at once.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -160,6 +160,22 @@ test('topology spread puts 6 pods 2 per node across 3 nodes, and refuses a skew'
   await pod('spread', 'web-pinned', { labels: { app: 'web' }, spec: pinned });
   const msg = await failedEvent('spread', 'web-pinned');
   assert.match(msg, /^0\/3 nodes are available: 1 node\(s\) didn't match pod topology spread constraints, 2 node\(s\) didn't match Pod's node affinity\/selector\./);
+});
+
+test('pod anti-affinity puts one replica per node and refuses a fourth; pod affinity puts a web pod beside its cache', async (t) => {
+  await namespace('ipa');
+  t.after(() => cleanup('ipa', ['ipa-1', 'ipa-2', 'ipa-3']));
+  for (const [n, z] of [['ipa-1', 'a'], ['ipa-2', 'a'], ['ipa-3', 'b']] as const) await node(n, { labels: { 'topology.kubernetes.io/zone': z } });
+  const anti = { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'kubernetes.io/hostname' }] } } };
+  await Promise.all(Array.from({ length: 3 }, (_, i) => pod('ipa', `db-${i}`, { labels: { app: 'db' }, spec: anti })));
+  const placed = await Promise.all(Array.from({ length: 3 }, (_, i) => boundTo('ipa', `db-${i}`)));
+  assert.deepEqual([...placed].sort(), ['ipa-1', 'ipa-2', 'ipa-3']);
+  await pod('ipa', 'db-3', { labels: { app: 'db' }, spec: anti });
+  assert.equal(await failedEvent('ipa', 'db-3'), "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.");
+  await pod('ipa', 'cache', { labels: { app: 'cache' }, spec: { nodeSelector: { 'kubernetes.io/hostname': 'ipa-3' } } });
+  assert.equal(await boundTo('ipa', 'cache'), 'ipa-3');
+  await pod('ipa', 'web', { labels: { app: 'web' }, spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'cache' } }, topologyKey: 'topology.kubernetes.io/zone' }] } } } });
+  assert.equal(await boundTo('ipa', 'web'), 'ipa-3', 'the only node in the cache\'s zone');
 });
 
 test('a high-priority pod preempts a low-priority one and is nominated, then bound', async (t) => {

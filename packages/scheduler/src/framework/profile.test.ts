@@ -6,8 +6,8 @@ test('the default profile runs upstream filters in order with upstream score wei
   const c = buildConfig();
   const p = c.profiles[0]!;
   assert.equal(p.schedulerName, 'default-scheduler');
-  assert.deepEqual(p.filter.map((f) => f.name), ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'PodTopologySpread']);
-  assert.deepEqual(p.score.map((s) => [s.plugin.name, s.weight]), [['TaintToleration', 3], ['NodeAffinity', 2], ['NodeResourcesFit', 1], ['PodTopologySpread', 2], ['NodeResourcesBalancedAllocation', 1]]);
+  assert.deepEqual(p.filter.map((f) => f.name), ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity']);
+  assert.deepEqual(p.score.map((s) => [s.plugin.name, s.weight]), [['TaintToleration', 3], ['NodeAffinity', 2], ['NodeResourcesFit', 1], ['PodTopologySpread', 2], ['InterPodAffinity', 2], ['NodeResourcesBalancedAllocation', 1]]);
   assert.equal(p.preemption, true);
   assert.equal(c.percentageOfNodesToScore, 0);
 });

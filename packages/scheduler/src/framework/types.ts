@@ -24,6 +24,8 @@ export class PodInfo {
   readonly hostPorts: ContainerPort[];
   readonly priority: number;
   readonly tolerations: Toleration[];
+  /** Whether it has pod affinity or anti-affinity terms (InterPodAffinity looks only at these). */
+  readonly hasPodAffinity: boolean;
 
   constructor(readonly pod: KubeObject) {
     this.key = `${pod.metadata.namespace}/${pod.metadata.name}`;
@@ -37,6 +39,7 @@ export class PodInfo {
     }
     this.priority = typeof spec.priority === 'number' ? spec.priority : 0;
     this.tolerations = (spec.tolerations ?? []) as Toleration[];
+    this.hasPodAffinity = !!(spec.affinity?.podAffinity || spec.affinity?.podAntiAffinity);
   }
 
   get spec(): Obj {
@@ -56,6 +59,8 @@ const portKey = (ip: string, protocol: string, port: number) => `${ip}/${protoco
 export class NodeInfo {
   node: KubeObject | undefined;
   readonly pods = new Map<string, PodInfo>();
+  /** The pods here with pod affinity or anti-affinity terms. */
+  readonly podsWithAffinity = new Map<string, PodInfo>();
   requested: ResourceList = {};
   nonZeroRequested = { cpu: 0, memory: 0 };
   allocatable: ResourceList = {};
@@ -90,6 +95,7 @@ export class NodeInfo {
   addPod(pi: PodInfo): void {
     if (this.pods.has(pi.key)) this.removePod(pi.key);
     this.pods.set(pi.key, pi);
+    if (pi.hasPodAffinity) this.podsWithAffinity.set(pi.key, pi);
     for (const [k, v] of Object.entries(pi.requests)) this.requested[k] = (this.requested[k] ?? 0) + v;
     this.nonZeroRequested.cpu += pi.nonZero.cpu;
     this.nonZeroRequested.memory += pi.nonZero.memory;
@@ -103,6 +109,7 @@ export class NodeInfo {
     const pi = this.pods.get(key);
     if (!pi) return undefined;
     this.pods.delete(key);
+    this.podsWithAffinity.delete(key);
     for (const [k, v] of Object.entries(pi.requests)) this.requested[k] = (this.requested[k] ?? 0) - v;
     this.nonZeroRequested.cpu -= pi.nonZero.cpu;
     this.nonZeroRequested.memory -= pi.nonZero.memory;

@@ -4,6 +4,7 @@
  * scores with upstream's weights.
  */
 import type { Obj, Plugin } from '../framework/types.js';
+import { InterPodAffinity } from './interpodaffinity/index.js';
 import { NodeAffinity } from './nodeaffinity/index.js';
 import { NodeName } from './nodename/index.js';
 import { NodePorts } from './nodeports/index.js';
@@ -22,6 +23,7 @@ export const REGISTRY: Record<string, PluginFactory> = {
   NodePorts: () => new NodePorts(),
   NodeResourcesFit: (args) => new NodeResourcesFit(args),
   PodTopologySpread: () => new PodTopologySpread(),
+  InterPodAffinity: () => new InterPodAffinity(),
   NodeResourcesBalancedAllocation: (args) => new NodeResourcesBalancedAllocation(args),
 };
 
@@ -34,5 +36,6 @@ export const DEFAULT_PLUGINS: { name: string; weight: number }[] = [
   { name: 'NodePorts', weight: 0 },
   { name: 'NodeResourcesFit', weight: 1 },
   { name: 'PodTopologySpread', weight: 2 },
+  { name: 'InterPodAffinity', weight: 2 },
   { name: 'NodeResourcesBalancedAllocation', weight: 1 },
 ];
