@@ -58,14 +58,14 @@ export class Processes {
   async runtime(dir: string, name: string, podCidr: string): Promise<string> {
     const sock = join(dir, `${name}.sock`);
     this.spawn('runtime', [`--listen=unix://${sock}`, `--root=${join(dir, `${name}-rt`)}`, `--pod-cidr=${podCidr}`]);
-    await waitFor(async () => existsSync(sock), 30_000, `runtime ${name}`);
+    await waitFor(async () => existsSync(sock), 90_000, `runtime ${name}`);
     return sock;
   }
 
   /** A kubelet for `node` on `sock`, health on `port`; resolves once healthy. */
   async kubelet(env: TestEnv, dir: string, node: string, sock: string, port: number, extra: string[] = []): Promise<ChildProcess> {
     const proc = this.spawn('kubelet', [`--node-name=${node}`, `--master=${env.url}`, `--container-runtime-endpoint=unix://${sock}`, `--root-dir=${join(dir, node)}`, `--port=${port}`, '--node-status-update-frequency=1', '--log-level=warn', ...extra]);
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, `kubelet ${node}`);
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 90_000, `kubelet ${node}`);
     return proc;
   }
 

@@ -43,7 +43,7 @@ before(async () => {
     start('apiserver', [`--etcd-servers=${etcd.endpoints.join(',')}`, `--secure-port=${port}`, '--log-level=warn']);
     apis.push(`http://127.0.0.1:${port}`);
   }
-  for (const a of apis) await waitFor(async () => (await fetch(`${a}/readyz`)).ok, 30_000, `apiserver ${a}`);
+  for (const a of apis) await waitFor(async () => (await fetch(`${a}/readyz`)).ok, 90_000, `apiserver ${a}`);
   for (let i = 0; i < 2; i++) {
     start('controller-manager', [`--master=${apis[i]}`, '--controllers=deployment,replicaset,garbagecollector', '--kube-api-qps=100', '--kube-api-burst=200', ...LEADER]);
     start('scheduler', [`--master=${apis[i]}`, ...LEADER]);

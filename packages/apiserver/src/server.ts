@@ -90,10 +90,23 @@ async function ensureKubernetesService(registry: Registry, advertise: string, sc
   const ip = advertise.slice(0, i).replace(/^\[|\]$/g, '');
   const port = Number(advertise.slice(i + 1));
   const create = async (resource: string, obj: Record<string, unknown>) => {
+    const store = registry.get(resource)!;
+    const exists = async () => {
+      try {
+        await store.get('default', 'kubernetes');
+        return true;
+      } catch (e) {
+        if (!(e instanceof StatusError) || e.status.reason !== 'NotFound') throw e;
+        return false;
+      }
+    };
+    // Another apiserver (or an earlier start) may have made it, and then holds its cluster IP: look first.
+    if (await exists()) return;
     try {
-      await registry.get(resource)!.create('default', obj as never, { fieldManager: 'kube-apiserver' });
+      await store.create('default', obj as never, { fieldManager: 'kube-apiserver' });
     } catch (e) {
-      if (!(e instanceof StatusError) || e.status.reason !== 'AlreadyExists') throw e;
+      // Two apiservers starting together: the loser sees AlreadyExists or the IP taken.
+      if (!(e instanceof StatusError) || !(await exists())) throw e;
     }
   };
   await create('/v1/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: KUBERNETES_SERVICE_IP, ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }], sessionAffinity: 'None', type: 'ClusterIP' } });

@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import { ConfigError, containerEnv, expand, pullPolicy, qosClass, type EnvSources, type Obj } from './podutil.js';
 import { ProbeManager } from './probes.js';
 import { containerStatus, podConditions, podPhase, type ContainerView, type Waiting } from './status.js';
-import { containerMounts, prepareVolumes } from './volumes.js';
+import { containerMounts, prepareVolumes, volumeRefreshMs } from './volumes.js';
 
 export const LABEL_POD_UID = 'io.kubernetes.pod.uid';
 export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
@@ -64,6 +64,8 @@ export class PodManager {
   private readonly terminating = new Set<string>();
   private readonly finished = new Set<string>();
   private readonly volumesReady = new Map<string, string>();
+  /** When each pod's volumes are due to be written again (tokens, configMaps, secrets). */
+  private readonly volumesDue = new Map<string, number>();
   private runtimeName = 'kubeling';
   private closed = false;
 
@@ -208,10 +210,15 @@ export class PodManager {
     const podIP = sbStatus.network?.ip ?? '';
     const podDir = join(this.o.rootDir, 'pods', uid);
     const sources = this.envSources();
-    if (this.volumesReady.get(uid) !== sandbox.id) {
+    if (this.volumesReady.get(uid) !== sandbox.id || Date.now() >= (this.volumesDue.get(uid) ?? Infinity)) {
       try {
         await prepareVolumes(pod, podDir, sources, this.o.nodeIP, podIP);
         this.volumesReady.set(uid, sandbox.id);
+        const refresh = volumeRefreshMs(pod);
+        if (refresh !== undefined) {
+          this.volumesDue.set(uid, Date.now() + refresh);
+          this.trigger(uid, refresh);
+        }
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         void this.o.recorder.event(pod, 'Warning', 'FailedMount', `MountVolume.SetUp failed: ${e.message}`);
@@ -633,6 +640,7 @@ export class PodManager {
     this.admitted.delete(uid);
     this.finished.delete(uid);
     this.volumesReady.delete(uid);
+    this.volumesDue.delete(uid);
   }
 
   /** Sandboxes of pods this kubelet no longer knows (after a restart, or deleted meanwhile). */

@@ -1,24 +1,74 @@
 /**
  * Pod volumes (kubernetes pkg/volume): directories under the pod's directory —
  * emptyDir, configMap and secret (a file per key, or the listed items),
- * downwardAPI, projected (configMap, secret, downwardAPI sources), hostPath —
- * and each container's mounts onto them (subPath included).
+ * downwardAPI, projected (configMap, secret, downwardAPI and ServiceAccount
+ * token sources), hostPath — and each container's mounts onto them (subPath
+ * included). Written volumes are refreshed in place the way upstream's
+ * AtomicWriter does it: files under a timestamped directory, `..data` swapped
+ * to it by a rename, and each top-level name a link through `..data`, so a
+ * reader never sees a half-written set.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
 import { ConfigError, podFieldValue, type EnvSources, type Obj } from './podutil.js';
 import type { Mount } from '@kubeling/cri';
 
 function writeFiles(dir: string, files: Record<string, Buffer>, mode?: number): void {
-  rmSync(dir, { recursive: true, force: true });
+  for (const rel of Object.keys(files)) {
+    if (rel.startsWith('..') || rel.startsWith('/') || !normalize(join(dir, rel)).startsWith(dir + '/')) throw new ConfigError(`invalid path ${rel}`);
+  }
   mkdirSync(dir, { recursive: true });
+  const ts = `..${new Date().toISOString().replace(/[-:.TZ]/g, '_')}${randomBytes(4).toString('hex')}`;
+  const tsDir = join(dir, ts);
+  mkdirSync(tsDir);
   for (const [rel, data] of Object.entries(files)) {
-    const p = normalize(join(dir, rel));
-    if (!p.startsWith(dir)) throw new ConfigError(`invalid path ${rel}`);
+    const p = join(tsDir, rel);
     mkdirSync(dirname(p), { recursive: true });
     writeFileSync(p, data, mode !== undefined ? { mode } : {});
   }
+  const tmp = join(dir, '..data_tmp');
+  rmSync(tmp, { force: true });
+  symlinkSync(ts, tmp);
+  renameSync(tmp, join(dir, '..data'));
+  const tops = new Set(Object.keys(files).map((r) => r.split('/')[0]!));
+  for (const t of tops) {
+    const link = join(dir, t);
+    let isLink = false;
+    try {
+      isLink = lstatSync(link).isSymbolicLink();
+    } catch {
+      // absent
+    }
+    if (!isLink) {
+      rmSync(link, { recursive: true, force: true });
+      symlinkSync(join('..data', t), link);
+    }
+  }
+  // What the new set no longer has, and older timestamped directories, go.
+  for (const e of readdirSync(dir)) {
+    if (e === '..data' || e === ts) continue;
+    if (e.startsWith('..') || !tops.has(e)) rmSync(join(dir, e), { recursive: true, force: true });
+  }
+}
+
+/**
+ * How soon a pod's written volumes are refreshed: ServiceAccount tokens at 80 %
+ * of their lifetime (upstream's rotation), configMaps and secrets each minute
+ * (about the kubelet's sync period); undefined when nothing needs it.
+ */
+export function volumeRefreshMs(pod: KubeObject): number | undefined {
+  let ms: number | undefined;
+  const take = (x: number) => (ms = ms === undefined ? x : Math.min(ms, x));
+  for (const v of ((pod.spec as Obj).volumes ?? []) as Obj[]) {
+    if (v.configMap || v.secret) take(60_000);
+    for (const s of (v.projected?.sources ?? []) as Obj[]) {
+      if (s.configMap || s.secret) take(60_000);
+      if (s.serviceAccountToken) take(Math.max(1, (s.serviceAccountToken.expirationSeconds ?? 3600) * 800));
+    }
+  }
+  return ms;
 }
 
 function keyed(data: Record<string, Buffer>, items: Obj[] | undefined, what: string): Record<string, Buffer> {

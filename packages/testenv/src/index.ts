@@ -69,7 +69,7 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
         cwd: fileURLToPath(new URL('../../..', import.meta.url)),
       });
       const url = `http://127.0.0.1:${port}`;
-      await waitFor(async () => (await fetch(`${url}/readyz`)).ok, 30_000, 'apiserver to become ready');
+      await waitFor(async () => (await fetch(`${url}/readyz`)).ok, 90_000, 'apiserver to become ready');
       return {
         etcd,
         url,
