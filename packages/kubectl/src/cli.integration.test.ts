@@ -155,3 +155,25 @@ test('--as and --as-group: impersonation headers, one per group; auth whoami and
   assert.equal(can.out, 'no\n');
   assert.equal((await k('auth', 'can-i', 'list', 'pods')).out, 'yes\n');
 });
+
+test('get --ignore-not-found and --sort-by; -n against a manifest namespace; patch --dry-run=client changes nothing; --validate=false', async () => {
+  assert.deepEqual(await k('get', 'configmap', 'nope', '--ignore-not-found'), { code: 0, out: '', err: '' });
+  for (const [name, n] of [['zeta', '3'], ['alpha', '1'], ['mid', '2']] as const) await k('create', 'configmap', `sort-${name}`, `--from-literal=n=${n}`);
+  const byName = (await k('get', 'configmaps', '--sort-by=.metadata.name', '-o', 'name')).out.split('\n').filter((l) => l.includes('sort-'));
+  assert.deepEqual(byName, ['configmap/sort-alpha', 'configmap/sort-mid', 'configmap/sort-zeta']);
+  const byData = (await k('get', 'configmaps', '--sort-by={.data.n}')).out.split('\n').filter((l) => l.startsWith('sort-')).map((l) => l.split(/\s+/)[0]);
+  assert.deepEqual(byData, ['sort-alpha', 'sort-mid', 'sort-zeta']);
+  const f = join(dir, 'ns.yaml');
+  writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nsx, namespace: kube-public}\n');
+  const mismatch = await k('apply', '-f', f, '-n', 'default');
+  assert.equal(mismatch.code, 1);
+  assert.equal(mismatch.err, `error: the namespace from the provided object "kube-public" does not match the namespace "default". You must pass '--namespace=kube-public' to perform this operation.\n`);
+  const dry = await k('patch', 'configmap', 'sort-mid', '--type=merge', '-p', '{"data":{"n":"9"}}', '--dry-run=client');
+  assert.equal(dry.out, 'configmap/sort-mid patched (client dry run)\n');
+  assert.equal(JSON.parse((await k('get', 'cm', 'sort-mid', '-o', 'json')).out).data.n, '2');
+  const img = join(dir, 'img.yaml');
+  writeFileSync(img, 'apiVersion: v1\nkind: Pod\nmetadata: {name: upper}\nspec: {containers: [{name: c, image: "MyReg/App:1"}]}\n');
+  assert.match((await k('create', '-f', img, '--dry-run=server')).err, /invalid reference format/);
+  assert.equal((await k('create', '-f', img, '--dry-run=server', '--validate=false')).out, 'pod/upper created (server dry run)\n');
+  assert.match((await k('get', 'pods', '-n', '..')).err, /invalid namespace "\.\.": \[may not be '\.\.'\]/);
+});

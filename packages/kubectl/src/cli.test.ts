@@ -106,3 +106,22 @@ test('config: get-contexts, use-context and set-context --current --namespace wr
   assert.match(readFileSync(b, 'utf8'), /namespace: dev/);
   assert.match((await k('config', 'use-context', 'nope')).err, /no context exists with the name: "nope"/);
 });
+
+test('pflag habits: -ojsonpath=..., -lapp=web, -n=x, -Aw; -v accepted', () => {
+  const a = parseArgs(['get', 'pods', '-ojsonpath={.items[*].metadata.name}', '-lapp=web', '-n=kube-system', '-Aw', '-v=6']);
+  assert.equal(a.g.output, 'jsonpath={.items[*].metadata.name}');
+  assert.equal(a.g.selector, 'app=web');
+  assert.equal(a.g.namespace, 'kube-system');
+  assert.equal(a.g.allNamespaces, true);
+  assert.equal(a.g.watch, true);
+  assert.equal(parseArgs(['get', '-A=false']).g.allNamespaces, false);
+  assert.throws(() => parseArgs(['get', '-Ax']), /unknown shorthand flag: 'x'/);
+});
+
+test('names and namespaces are single path segments: .., / and % are refused', async () => {
+  const { pathSegment } = await import('./discovery.js');
+  assert.equal(pathSegment('web-1'), 'web-1');
+  assert.throws(() => pathSegment('..'), /invalid resource name "\.\.": \[may not be '\.\.'\]/);
+  assert.throws(() => pathSegment('../../kube-system/pods/x'), /may not contain '\/'/);
+  assert.throws(() => pathSegment('a%2f', 'namespace'), /invalid namespace "a%2f": \[may not contain '%'\]/);
+});

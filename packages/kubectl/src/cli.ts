@@ -19,6 +19,7 @@ import { apiResources, apiVersions, clusterInfo, logs, version } from './command
 import { edit, labelOrAnnotate, patch, scale, setImage } from './commands/modify.js';
 import { rollout } from './commands/rollout.js';
 import { wait } from './commands/wait.js';
+import { PathSegmentError } from './discovery.js';
 import { JSONPathError } from './print/jsonpath.js';
 import { TemplateError } from './print/gotemplate.js';
 
@@ -85,7 +86,7 @@ function report(io: IO, e: unknown): number {
     return 1;
   }
   const msg = (e as Error).message ?? String(e);
-  if (e instanceof UsageError) {
+  if (e instanceof UsageError || e instanceof PathSegmentError) {
     io.err(`${/^(error|Error|You must|Warning)/.test(msg) ? '' : 'error: '}${msg}\n`);
     return 1;
   }

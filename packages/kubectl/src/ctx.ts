@@ -66,6 +66,21 @@ export class Ctx {
     return this.g.namespace ?? this.config.namespace ?? 'default';
   }
 
+  /** Whether client-side validation runs (`--validate=false|ignore` turns it off, as in kubectl). */
+  get validating(): boolean {
+    const v = this.g.validate ?? 'strict';
+    if (!['true', 'false', 'strict', 'warn', 'ignore'].includes(v)) throw new UsageError(`error: invalid - validate option "${v}"; must be one of: strict (or true), warn, ignore (or false)`);
+    return v !== 'false' && v !== 'ignore';
+  }
+
+  /** A manifest's own namespace must agree with an explicit `-n`, as kubectl insists. */
+  checkNamespace(obj: Obj): void {
+    const own = obj.metadata?.namespace;
+    if (this.g.namespace !== undefined && own !== undefined && own !== this.g.namespace) {
+      throw new UsageError(`error: the namespace from the provided object "${own}" does not match the namespace "${this.g.namespace}". You must pass '--namespace=${own}' to perform this operation.`);
+    }
+  }
+
   /** Query parameters for writes: dry run and field manager. */
   writeQuery(manager: string): Record<string, string> {
     return { fieldManager: this.g.fieldManager ?? manager, ...(this.dryRun === 'server' ? { dryRun: 'All' } : {}) };

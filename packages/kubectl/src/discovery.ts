@@ -199,9 +199,18 @@ export class Discovery {
   }
 }
 
+/** A name or namespace as one path segment, refused as client-go refuses it (`..`, `/`, `%`). */
+export function pathSegment(value: string, what = 'resource name'): string {
+  if (value === '.' || value === '..') throw new PathSegmentError(`invalid ${what} "${value}": [may not be '${value}']`);
+  for (const bad of ['/', '%']) if (value.includes(bad)) throw new PathSegmentError(`invalid ${what} "${value}": [may not contain '${bad}']`);
+  return encodeURIComponent(value);
+}
+
+export class PathSegmentError extends Error {}
+
 /** The collection or object path of a mapping. */
 export function resourcePath(m: Mapping, namespace: string | undefined, name?: string): string {
   const base = m.group ? `/apis/${m.group}/${m.version}` : `/api/${m.version}`;
-  const ns = m.namespaced && namespace ? `/namespaces/${namespace}` : '';
-  return `${base}${ns}/${m.resource}${name ? `/${name}` : ''}`;
+  const ns = m.namespaced && namespace ? `/namespaces/${pathSegment(namespace, 'namespace')}` : '';
+  return `${base}${ns}/${m.resource}${name ? `/${pathSegment(name)}` : ''}`;
 }

@@ -95,6 +95,7 @@ export interface Flags {
   verbs: string[];
   subresource?: string;
   help: boolean;
+  verbosity?: string;
 }
 
 type Kind = 'string' | 'list' | 'bool';
@@ -183,6 +184,8 @@ const table: [names: string[], key: keyof Flags, kind: Kind][] = [
   [['--verbs'], 'verbs', 'list'],
   [['--subresource'], 'subresource', 'string'],
   [['--help', '-h'], 'help', 'bool'],
+  // Log verbosity: accepted for habit's sake; this kubectl logs nothing at any level.
+  [['--v', '-v'], 'verbosity', 'string'],
 ];
 
 const defs = new Map<string, Def>();
@@ -237,6 +240,7 @@ function parseBool(flag: string, v: string): boolean {
 
 /** Splits argv into flags and positional arguments; everything after `--` is positional. */
 export function parseArgs(argv: string[]): { g: Flags; args: string[]; dashArgs: string[] } {
+  argv = [...argv];
   const g = emptyFlags();
   const rec = g as unknown as Record<string, unknown>;
   const args: string[] = [];
@@ -251,13 +255,16 @@ export function parseArgs(argv: string[]): { g: Flags; args: string[]; dashArgs:
       args.push(a);
       continue;
     }
-    const eq = a.indexOf('=');
-    let flag = eq > 0 ? a.slice(0, eq) : a;
-    let inline = eq > 0 ? a.slice(eq + 1) : undefined;
-    // `-n=x` and `-nx` as pflag allows for short flags with values.
-    if (!flag.startsWith('--') && flag.length > 2 && inline === undefined) {
-      inline = flag.slice(2);
-      flag = flag.slice(0, 2);
+    let flag: string;
+    let inline: string | undefined;
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      flag = eq > 0 ? a.slice(0, eq) : a;
+      inline = eq > 0 ? a.slice(eq + 1) : undefined;
+    } else {
+      // Short flags as pflag reads them: `-n x`, `-nx`, `-n=x`, `-ojsonpath={.a}`, and `-Aw` (booleans together).
+      flag = a.slice(0, 2);
+      inline = a.length > 2 ? a.slice(a[2] === '=' ? 3 : 2) : undefined;
     }
     const cmd = args[0];
     if (cmd === 'logs' && (flag === '-f' || flag === '-p')) {
@@ -268,6 +275,12 @@ export function parseArgs(argv: string[]): { g: Flags; args: string[]; dashArgs:
     const def = defs.get(flag);
     if (!def) throw new UsageError(`unknown ${flag.startsWith('--') ? 'flag' : 'shorthand flag'}: ${flag.startsWith('--') ? flag : `'${flag.slice(1)}' in ${a}`}`);
     if (def.kind === 'bool') {
+      if (inline !== undefined && !flag.startsWith('--') && a[2] !== '=') {
+        // `-Aw`: the rest are more boolean shorthands.
+        rec[def.key] = true;
+        argv.splice(i + 1, 0, `-${inline}`);
+        continue;
+      }
       rec[def.key] = inline === undefined ? true : parseBool(flag, inline);
       continue;
     }

@@ -16,3 +16,18 @@ test('the last-applied annotation holds the manifest without itself', () => {
   const m = withAnnotation({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: '1' } });
   assert.equal(m.metadata.annotations[LAST_APPLIED], '{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap","metadata":{"annotations":{},"name":"x"}}\n');
 });
+
+test('a list the last manifest had differently is sent whole, so fields dropped inside its items go', () => {
+  const original = { spec: { containers: [{ name: 'c', image: 'a', args: ['--foo'] }] } };
+  const modified = { spec: { containers: [{ name: 'c', image: 'a' }] } };
+  const live = { spec: { containers: [{ name: 'c', image: 'a', args: ['--foo'], imagePullPolicy: 'Always' }] } };
+  assert.deepEqual(threeWayMergePatch(original, modified, live), { spec: { containers: [{ name: 'c', image: 'a' }] } });
+  // The same manifest again changes nothing, defaults or not.
+  assert.deepEqual(threeWayMergePatch(modified, modified, { spec: { containers: [{ name: 'c', image: 'a', imagePullPolicy: 'Always' }] } }), {});
+});
+
+test('the last-applied copy (keys sorted) and the manifest (keys as written) are the same list', () => {
+  const original = { spec: { ports: [{ name: 'http', port: 80 }] } };
+  const modified = { spec: { ports: [{ port: 80, name: 'http' }] } };
+  assert.deepEqual(threeWayMergePatch(original, modified, { spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } }), {});
+});

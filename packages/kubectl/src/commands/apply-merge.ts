@@ -28,7 +28,10 @@ export function threeWayMergePatch(original: Obj | undefined, modified: Obj, cur
     if (isMap(v) && isMap(cur)) {
       const sub = threeWayMergePatch(isMap(original?.[k]) ? original![k] : undefined, v, cur);
       if (Object.keys(sub).length) patch[k] = sub;
-    } else if (!covers(v, cur)) patch[k] = v;
+    } else if (!covers(v, cur) || (Array.isArray(v) && original && k in original && !deepEqual(original[k], v))) {
+      // A list the last manifest had differently is sent whole, so what left its items goes too.
+      patch[k] = v;
+    }
   }
   for (const k of Object.keys(original ?? {})) {
     if (!(k in modified) && current && k in current) patch[k] = null;
@@ -51,7 +54,12 @@ export function withAnnotation(manifest: Obj): Obj {
   return out;
 }
 
-const deepEqual = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b) || (isMap(a) && isMap(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => deepEqual(a[k], b[k])));
+/** Equal as JSON values: maps whatever their key order, lists item by item. */
+const deepEqual = (a: unknown, b: unknown): boolean => {
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isMap(a) || isMap(b)) return isMap(a) && isMap(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => k in b && deepEqual(a[k], b[k]));
+  return a === b;
+};
 
 /** The JSON merge patch taking `from` to `to` exactly: changed values, removed keys as null, lists whole. */
 export function twoWayMergePatch(from: Obj, to: Obj): Obj {

@@ -17,7 +17,10 @@ export async function apply(ctx: Ctx, args: string[]): Promise<number> {
   const manifests = ctx.readManifests();
   if (!manifests.length) throw new UsageError('error: no objects passed to apply');
   const { validateManifest } = await import('../validate.js');
-  for (const { obj, source } of manifests) validateManifest(obj, source);
+  for (const { obj, source } of manifests) {
+    ctx.checkNamespace(obj);
+    if (ctx.validating) validateManifest(obj, source);
+  }
   const out = parseOutput(g.output, g.template);
   const dry = ctx.dryRun;
   let failed = 0;

@@ -10,7 +10,7 @@ import { resourcePath, type Mapping } from '../discovery.js';
 import { parseOutput, printObjects } from '../print/printers.js';
 
 /** Client-side validation, loaded when a command writes (it brings the API schemas, which reads need not load). */
-const validator = async () => (await import('../validate.js')).validateManifest;
+const validator = async (ctx: Ctx) => (ctx.validating ? (await import('../validate.js')).validateManifest : () => undefined);
 
 /** Sends (or, for a client dry run, only prints) one new object; prints kubectl's line or the `-o` form. */
 export async function emit(ctx: Ctx, obj: Obj, verb: string, manager: string, mapping?: Mapping): Promise<Obj> {
@@ -34,7 +34,10 @@ function generated(obj: Obj, withStatus = true): Obj {
 
 export async function createFromFiles(ctx: Ctx): Promise<number> {
   const manifests = ctx.readManifests();
-  for (const { obj, source } of manifests) (await validator())(obj, source);
+  for (const { obj, source } of manifests) {
+    ctx.checkNamespace(obj);
+    (await validator(ctx))(obj, source);
+  }
   let failed = 0;
   for (const { obj, source } of manifests) {
     const m = await ctx.mappingFor(obj, source);
@@ -134,7 +137,7 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
     default:
       throw new UsageError(`error: unknown type "${kind}" for create (namespace, configmap, secret generic, serviceaccount, deployment, job, cronjob, service)`);
   }
-  (await validator())(obj, 'create');
+  (await validator(ctx))(obj, 'create');
   await emit(ctx, ctx.dryRun === 'client' ? generated(obj, 'status' in obj) : stripGenerated(obj), 'created', 'kubectl-create');
   return 0;
 }
@@ -235,7 +238,7 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
       obj = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { labels, name }, spec: { jobTemplate: { metadata: { name }, spec: { template: { metadata: { labels }, spec: podSpec } } }, schedule: g.schedule } };
       break;
   }
-  (await validator())(obj, 'run');
+  (await validator(ctx))(obj, 'run');
   await emit(ctx, ctx.dryRun === 'client' ? generated(obj) : obj, 'created', 'kubectl-run');
   return 0;
 }
@@ -278,7 +281,7 @@ export async function expose(ctx: Ctx, rest: string[]): Promise<number> {
       ...(g.type ? { type: g.type } : {}),
     },
   };
-  (await validator())(svc, 'expose');
+  (await validator(ctx))(svc, 'expose');
   const m = await ctx.mapping('services');
   await emit(ctx, ctx.dryRun === 'client' ? { ...svc, metadata: { creationTimestamp: null, ...svc.metadata }, status: { loadBalancer: {} } } : svc, 'exposed', 'kubectl-expose', m);
   return 0;

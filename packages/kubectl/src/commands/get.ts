@@ -6,6 +6,7 @@
 import { UsageError } from '../flags.js';
 import { Ctx, apiVersionOf, kindRef, pathOf, type Obj, type Target } from '../ctx.js';
 import { columns, parseOutput, printObjects, type Output } from '../print/printers.js';
+import { relaxed, select } from '../print/jsonpath.js';
 
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
@@ -44,8 +45,26 @@ function rowsOf(ctx: Ctx, t: Target, table: Obj, wide: boolean, prefixKind: bool
 }
 
 async function fetchTable(ctx: Ctx, t: Target, wide: boolean, prefixKind: boolean): Promise<TableData> {
-  const table = await ctx.client.request<Obj>({ path: pathOf(t), query: t.name ? { includeObject: 'Metadata' } : tableQuery(ctx), accept: TABLE_ACCEPT });
+  const sortBy = ctx.g.sortBy;
+  const query = { ...(t.name ? {} : tableQuery(ctx)), includeObject: sortBy ? 'Object' : 'Metadata' };
+  const table = await ctx.client.request<Obj>({ path: pathOf(t), query, accept: TABLE_ACCEPT });
+  if (sortBy && Array.isArray(table.rows)) {
+    const keyed = (table.rows as Obj[]).map((r) => ({ r, o: r.object as Obj }));
+    sortObjects(keyed.map((k) => k.o), sortBy, (sorted) => (table.rows = sorted.map((o) => keyed.find((k) => k.o === o)!.r)));
+  }
   return rowsOf(ctx, t, table, wide, prefixKind);
+}
+
+/** `--sort-by=<jsonpath>`: numbers (and quantities' digits) by value, the rest as text, objects without the field first. */
+function sortObjects(objs: Obj[], expr: string, done?: (sorted: Obj[]) => void): void {
+  const keyOf = (o: Obj) => select(relaxed(expr), o)[0];
+  const cmp = (a: unknown, b: unknown) => {
+    if (a === undefined || b === undefined) return a === b ? 0 : a === undefined ? -1 : 1;
+    if (typeof a === 'number' && typeof b === 'number') return a - b;
+    return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
+  };
+  objs.sort((x, y) => cmp(keyOf(x), keyOf(y)));
+  done?.(objs);
 }
 
 export async function get(ctx: Ctx, args: string[]): Promise<number> {
@@ -62,13 +81,15 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
     const objs: Obj[] = [];
     for (const t of targets) {
       if (t.name) {
-        const o = await ctx.client.get<Obj>(pathOf(t));
-        objs.push({ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...o });
+        const o = g.ignoreNotFound ? await ctx.getOrNull(pathOf(t)) : await ctx.client.get<Obj>(pathOf(t));
+        if (o) objs.push({ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...o });
       } else objs.push(...(await ctx.list(t)));
     }
     const single = targets.length === 1 && !!targets[0]!.name;
+    if (single && !objs.length) return 0;
+    if (g.sortBy) sortObjects(objs, g.sortBy);
+    // As kubectl: the printers other than tables print an empty List rather than "No resources found".
     ctx.io.out(printObjects(out, objs, single, { showManagedFields: g.showManagedFields, noHeaders: g.noHeaders, nameOf: (o) => `${kindRef(targets.find((t) => t.mapping.kind === o.kind)!.mapping)}/${o.metadata.name}` }));
-    if (!objs.length && !single) noResources(ctx, targets[0]);
     return 0;
   }
   // Tables: one per kind; names of one kind merge into one table.
@@ -83,6 +104,7 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
       try {
         d = await fetchTable(ctx, t, out.wide, multiKind);
       } catch (e) {
+        if (g.ignoreNotFound && (e as { status?: Obj }).status?.reason === 'NotFound') continue;
         if (ts.length > 1 || targets.length > 1) {
           errors++;
           ctx.io.err(errorLine(e));
@@ -98,7 +120,7 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
     ctx.io.out(columns(g.noHeaders ? data.rows : [data.header, ...data.rows]));
     printed = true;
   }
-  if (!printed && !errors) noResources(ctx, targets[0]);
+  if (!printed && !errors && !(g.ignoreNotFound && targets.every((t) => t.name))) noResources(ctx, targets[0]);
   return errors ? 1 : 0;
 }
 

@@ -1,6 +1,7 @@
 /** `version`, `api-resources`, `api-versions`, `cluster-info` and `logs`. */
 import { UsageError } from '../flags.js';
 import { Ctx, pathOf, type Obj } from '../ctx.js';
+import { pathSegment } from '../discovery.js';
 import { columns, parseOutput, printObjects } from '../print/printers.js';
 
 export const CLIENT_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-kubeling', platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}` };
@@ -60,7 +61,7 @@ export async function logs(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
   const [target, maybeContainer] = args;
   if (!target) throw new UsageError('error: expected \'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]\'.\nPOD or TYPE/NAME is a required argument for the logs command');
-  const ns = ctx.ns;
+  const ns = pathSegment(ctx.ns, 'namespace');
   let pod = target;
   if (target.includes('/')) {
     const [type, name] = target.split('/') as [string, string];
@@ -87,6 +88,7 @@ export async function logs(ctx: Ctx, args: string[]): Promise<number> {
     ...(g.timestamps ? { timestamps: 'true' } : {}),
     ...(g.since ? { sinceSeconds: String(Math.ceil(ctx.duration(g.since, 0) / 1000)) } : {}),
   };
+  pod = pathSegment(pod);
   const p = await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods/${pod}`);
   const names = ((p.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
   let containers = container ? [container] : names.slice(0, 1);
@@ -95,8 +97,9 @@ export async function logs(ctx: Ctx, args: string[]): Promise<number> {
     containers = [p.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ?? names[0]!];
     ctx.io.err(`Defaulted container "${containers[0]}" out of: ${names.join(', ')}\n`);
   }
-  for (const c of containers) {
-    await ctx.client.stream(`/api/v1/namespaces/${ns}/pods/${pod}/log`, { ...query, ...(names.length > 1 || container ? { container: c } : {}) }, (b) => ctx.io.out(b.toString()), ctx.io.signal);
-  }
+  const streamOf = (c: string) => ctx.client.stream(`/api/v1/namespaces/${ns}/pods/${pod}/log`, { ...query, ...(names.length > 1 || container ? { container: c } : {}) }, (b) => ctx.io.out(b.toString()), ctx.io.signal);
+  // Followed streams never end, so several containers are followed at once.
+  if (g.follow) await Promise.all(containers.map(streamOf));
+  else for (const c of containers) await streamOf(c);
   return 0;
 }

@@ -49,7 +49,8 @@ export async function patch(ctx: Ctx, args: string[]): Promise<number> {
   for (const { t, name } of await named(ctx, args)) {
     const path = g.subresource ? `${pathOf(t, name)}/${g.subresource}` : pathOf(t, name);
     const before = await ctx.client.get<Obj>(path);
-    const after = await ctx.client.patch<Obj>(path, body, ct, ctx.writeQuery('kubectl-patch'));
+    // A client dry run of a patch is worked out by the server's dry run: nothing is stored either way.
+    const after = await ctx.client.patch<Obj>(path, body, ct, { ...ctx.writeQuery('kubectl-patch'), ...(ctx.dryRun === 'client' ? { dryRun: 'All' } : {}) });
     // As kubectl: "no change" when the object came back exactly as it was read.
     report(ctx, t, name, JSON.stringify(printable(before, true)) === JSON.stringify(printable(after, true)) ? 'patched (no change)' : 'patched', after);
   }

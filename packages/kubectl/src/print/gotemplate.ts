@@ -401,7 +401,7 @@ function exec(nodes: Node[], dot: unknown, scope: Scope, out: string[]): void {
         if (n.decl) {
           if (n.decl.assign) scope.set(n.decl.names[0]!, v);
           else scope.vars.set(n.decl.names[0]!, v);
-        } else out.push(goValue(v));
+        } else out.push(v === null || v === undefined ? '<no value>' : goValue(v));
         break;
       }
       case 'if': {

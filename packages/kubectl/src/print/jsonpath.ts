@@ -93,9 +93,10 @@ function parsePath(src: string): Step[] {
     i = 1;
   }
   const ident = () => {
-    const m = /^[^.[\]\s()=!<>,]*/.exec(src.slice(i))![0];
+    // `\.` keeps a dot inside a name (`labels.kubernetes\.io/hostname`), as client-go reads it.
+    const m = /^(?:\\.|[^.[\]\s()=!<>,\\])*/.exec(src.slice(i))![0];
     i += m.length;
-    return m;
+    return m.replace(/\\(.)/g, '$1');
   };
   while (i < src.length) {
     const c = src[i]!;

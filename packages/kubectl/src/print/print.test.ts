@@ -74,3 +74,10 @@ test('printers: -o name/json/custom-columns, the formats kubectl accepts', () =>
   assert.throws(() => parseOutput('bogus'), /unable to match a printer suitable for the output format "bogus"/);
   assert.equal(columns([['A', 'B'], ['x', 'y']]), 'A     B\nx     y\n');
 });
+
+test('jsonpath escaped dots, custom-columns maps as Go prints them, go-template nil as <no value>', () => {
+  const node = { metadata: { labels: { 'kubernetes.io/hostname': 'n1', app: 'x' } }, spec: { x: null } };
+  assert.equal(evaluate('{.metadata.labels.kubernetes\\.io/hostname}', node), 'n1');
+  assert.equal(printObjects(parseOutput('custom-columns=L:.metadata.labels'), [node], true, { nameOf: () => 'n', noHeaders: true }), 'map[app:x kubernetes.io/hostname:n1]\n');
+  assert.equal(executeTemplate('{{.spec.x}}|{{index .metadata.labels "absent"}}', node), '<no value>|<no value>');
+});

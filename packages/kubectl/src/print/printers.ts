@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { UsageError } from '../flags.js';
-import { evaluate, relaxed, select, goJSON } from './jsonpath.js';
-import { executeTemplate } from './gotemplate.js';
+import { evaluate, relaxed, select } from './jsonpath.js';
+import { executeTemplate, goValue } from './gotemplate.js';
 
 type Obj = Record<string, any>;
 
@@ -117,7 +117,8 @@ export function printObjects(out: Output, objs: Obj[], single: boolean, opts: { 
       const rows = objs.map((o) =>
         cols.map((c) => {
           const vals = select(c.path, o);
-          return vals.length ? vals.map((v) => (v && typeof v === 'object' ? goJSON(v) : String(v))).join(',') : '<none>';
+          // Each value as Go's %v prints it (maps as map[k:v]).
+          return vals.length ? vals.map((v) => goValue(v)).join(',') : '<none>';
         }),
       );
       return columns(opts.noHeaders ? rows : [cols.map((c) => c.header), ...rows]);
