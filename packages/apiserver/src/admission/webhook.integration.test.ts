@@ -33,6 +33,8 @@ before(async () => {
       if (req.url === '/mutate') {
         const patch = [{ op: 'add', path: '/metadata/labels', value: { ...(r.object.metadata.labels ?? {}), mutated: 'yes' } }];
         response = { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
+      } else if (req.url === '/protect') {
+        if (r.operation === 'DELETE' && r.object === null && r.oldObject?.metadata?.labels?.protected === 'true') response = { uid: r.uid, allowed: false, status: { code: 403, message: `${r.oldObject.metadata.name} is protected` } };
       } else if (req.url === '/validate' && r.object.metadata.name.startsWith('deny-')) {
         response = { uid: r.uid, allowed: false, status: { code: 403, message: `names starting with deny- are not allowed (user ${r.userInfo.username})` } };
       }
@@ -53,6 +55,12 @@ before(async () => {
     kind: 'ValidatingWebhookConfiguration',
     metadata: { name: 'namer' },
     webhooks: [{ name: 'namer.example.com', clientConfig: { url: `${hookURL}/validate`, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+  });
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'protector' },
+    webhooks: [{ name: 'protector.example.com', clientConfig: { url: `${hookURL}/protect`, caBundle }, rules: [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
   });
   await new Promise((r) => setTimeout(r, 200));
 });
@@ -118,4 +126,18 @@ test('webhooks see updates too: a mutating webhook on UPDATE patches the new obj
   const review = seen.find((s) => s.request.operation === 'UPDATE' && s.request.name === 'web');
   assert.equal(review.request.oldObject.metadata.annotations, undefined);
   assert.equal(review.request.object.metadata.annotations.touched, 'yes');
+});
+
+test('validating webhooks see DELETE: the object as oldObject, no object; a denial keeps it', async () => {
+  assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('keepme', { protected: 'true', skip: 'y' }))).status, 201);
+  assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('dropme', { skip: 'y' }))).status, 201);
+  const denied = await request(env.url, 'DELETE', '/api/v1/namespaces/default/configmaps/keepme');
+  assert.equal(denied.status, 403);
+  assert.equal(denied.body.message, 'admission webhook "protector.example.com" denied the request: keepme is protected');
+  assert.equal((await request(env.url, 'GET', '/api/v1/namespaces/default/configmaps/keepme')).status, 200);
+  assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/configmaps/dropme')).status, 200);
+  const review = seen.find((x) => x.request.operation === 'DELETE' && x.request.oldObject?.metadata?.name === 'dropme');
+  assert.ok(review, 'the webhook saw the DELETE');
+  assert.equal(review.request.object, null);
+  assert.equal(review.request.options.kind, 'DeleteOptions');
 });

@@ -110,7 +110,8 @@ abstract class WebhookPlugin {
         ...(a.namespace ? { namespace: a.namespace } : {}),
         operation: a.operation,
         userInfo: { username: a.user?.name ?? 'system:admin', groups: a.user?.groups ?? [] },
-        object: obj,
+        // A DELETE has no new object, only the one going away.
+        object: a.operation === 'DELETE' ? null : obj,
         oldObject: a.old ?? null,
         dryRun: !!a.dryRun,
         options: { apiVersion: 'meta.k8s.io/v1', kind: `${a.operation === 'CREATE' ? 'Create' : a.operation === 'UPDATE' ? 'Update' : 'Delete'}Options` },

@@ -554,6 +554,11 @@ export class Store {
   async delete(namespace: string | undefined, name: string, opts: DeleteOptions = {}, ctx: WriteContext = {}): Promise<{ obj: KubeObject; deleted: boolean }> {
     const key = this.key(namespace, name);
     let cur = await this.storage.get(key);
+    if (cur && this.validating.length) {
+      // Validating admission sees a DELETE once, with the object as it stands (webhooks get it as oldObject).
+      const old = this.external(cur.obj);
+      await validate(this.validating, old, { operation: 'DELETE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, old, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+    }
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       if (!cur) throw notFound(this.gr, name);
       const pre = opts.preconditions;
