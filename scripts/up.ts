@@ -138,6 +138,7 @@ async function main(): Promise<void> {
     admin: { cn: 'kubernetes-admin', orgs: ['system:masters'] },
     'controller-manager': { cn: 'system:kube-controller-manager' },
     scheduler: { cn: 'system:kube-scheduler' },
+    proxy: { cn: 'system:kube-proxy' },
     ...Object.fromEntries(nodeNames.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
   });
   const apiCount = values.ha ? 2 : 1;
@@ -188,6 +189,17 @@ async function main(): Promise<void> {
       await waitHealthy(c, c.health, 60_000);
       console.log(`${name.padEnd(13)} ready (pid ${c.pid}, health on ${port})`);
     }
+  }
+
+  // One proxy for the machine: Services' cluster IPs (inside 127.0.0.0/8) answer here.
+  {
+    const port = await pickPort(10256);
+    const proxy = start('proxy', process.execPath, ['--import', 'tsx', 'packages/proxy/src/main.ts', `--kubeconfig=${kubeconfigFor('proxy', 'system:kube-proxy')}`, `--healthz-port=${port}`]);
+    proxy.health = `http://127.0.0.1:${port}/healthz`;
+    components.push(proxy);
+    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+    await waitHealthy(proxy, proxy.health, 60_000);
+    console.log(`proxy         ready (pid ${proxy.pid}, health on ${port})`);
   }
 
   // Nodes: a runtime (CRI server) and a kubelet each, pod IPs in 127.2.<n>.0/24.

@@ -102,6 +102,12 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
       rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
     ]),
+    clusterRole('system:node-proxier', [
+      rule(['list', 'watch'], [''], ['services', 'endpoints']),
+      rule(['get', 'list', 'watch'], [''], ['nodes']),
+      rule(['create', 'patch', 'update'], ['', 'events.k8s.io'], ['events']),
+      rule(['list', 'watch'], ['discovery.k8s.io'], ['endpointslices']),
+    ]),
     // One identity runs every controller here, so it holds what the per-controller
     // roles (system:controller:*) grant between them.
     clusterRole('system:kube-controller-manager', [
@@ -142,6 +148,7 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
     clusterRoleBinding('system:kube-scheduler', 'system:kube-scheduler', [user('system:kube-scheduler')]),
     clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user('system:kube-controller-manager')]),
+    clusterRoleBinding('system:node-proxier', 'system:node-proxier', [user('system:kube-proxy')]),
   ];
   return { clusterRoles, clusterRoleBindings };
 }

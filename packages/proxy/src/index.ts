@@ -1,0 +1,1 @@
+export { Proxier, desiredListeners, type Backend } from './proxier.js';

@@ -1,0 +1,76 @@
+/**
+ * The userspace proxy against a real etcd + apiserver: a Service's cluster IP
+ * answers on this machine with its endpoints' replies, in turn; a changed
+ * Endpoints object moves the traffic, and a deleted Service closes the port.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, createServer, type Server } from 'node:net';
+import { randomInt } from 'node:crypto';
+import pino from 'pino';
+import { InformerFactory, RestClient } from '@kubeling/client';
+import { freePort, request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+import { Proxier } from './proxier.js';
+
+let env: TestEnv;
+let client: RestClient;
+let informers: InformerFactory;
+let proxier: Proxier;
+const backends: Server[] = [];
+
+/** A TCP server that answers each connection with its name. */
+async function backend(name: string): Promise<number> {
+  const s = createServer((c) => c.end(`${name}\n`));
+  backends.push(s);
+  const port = await freePort();
+  await new Promise<void>((r) => s.listen(port, '127.0.0.1', () => r()));
+  return port;
+}
+
+/** One connection's whole answer, or the error's code. */
+function ask(host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    let b = '';
+    const s = connect({ host, port });
+    s.on('data', (d) => (b += d.toString()));
+    s.on('end', () => resolve(b.trim()));
+    s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+  });
+}
+
+before(async () => {
+  env = await startTestEnv();
+  client = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false });
+  informers = new InformerFactory(client);
+  proxier = new Proxier(informers, pino({ level: 'silent' }));
+  proxier.init();
+  informers.start();
+});
+after(async () => {
+  await proxier?.close();
+  informers?.stop();
+  client?.close();
+  for (const s of backends) s.close();
+  await env?.stop();
+});
+
+test('a cluster IP relays to its endpoints in turn, follows Endpoints changes, and closes with its Service', async () => {
+  const [a, b, c] = [await backend('a'), await backend('b'), await backend('c')];
+  const ip = `127.1.${randomInt(100, 250)}.${randomInt(2, 250)}`;
+  const port = await freePort();
+  const svc = await request(env.url, 'POST', '/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo' }, spec: { clusterIP: ip, ports: [{ name: 'tcp', port }] } });
+  assert.equal(svc.status, 201, JSON.stringify(svc.body));
+  const endpoints = (ports: number[]) => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'echo' }, subsets: ports.map((p) => ({ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'tcp', port: p }] })) });
+  assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/endpoints', endpoints([a, b]))).status, 201);
+  await waitFor(async () => (await ask(ip, port)) !== 'ECONNREFUSED' && (await ask(ip, port)) !== '', 10_000, 'the cluster IP to answer');
+  const answers = new Set<string>();
+  for (let i = 0; i < 4; i++) answers.add(await ask(ip, port));
+  assert.deepEqual([...answers].sort(), ['a', 'b'], 'both endpoints, in turn');
+  const cur = (await request(env.url, 'GET', '/api/v1/namespaces/default/endpoints/echo')).body;
+  assert.equal((await request(env.url, 'PUT', '/api/v1/namespaces/default/endpoints/echo', { ...endpoints([c]), metadata: { name: 'echo', resourceVersion: cur.metadata.resourceVersion } })).status, 200);
+  await waitFor(async () => (await ask(ip, port)) === 'c' && (await ask(ip, port)) === 'c', 10_000, 'traffic to follow the Endpoints');
+  assert.ok(proxier.connections >= 6);
+  assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/echo')).status, 200);
+  await waitFor(async () => (await ask(ip, port)) === 'ECONNREFUSED', 10_000, 'the port to close');
+  assert.ok(!proxier.listening.includes(`${ip}:${port}`));
+});

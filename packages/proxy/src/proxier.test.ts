@@ -1,0 +1,23 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeObject } from '@kubeling/api';
+import { desiredListeners } from './proxier.js';
+
+const svc = (name: string, spec: object): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec });
+const eps = (name: string, subsets: object[]): KubeObject => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: 'default' }, subsets });
+
+test('a listener per TCP port of each Service with a cluster IP, backed by the endpoints of the same port name', () => {
+  const want = desiredListeners(
+    [
+      svc('web', { clusterIP: '127.1.0.10', ports: [{ name: 'http', port: 80 }, { name: 'metrics', port: 9090 }, { name: 'dns', port: 53, protocol: 'UDP' }] }),
+      svc('headless', { clusterIP: 'None', ports: [{ port: 80 }] }),
+      svc('ext', { type: 'ExternalName', externalName: 'example.com' }),
+      svc('empty', { clusterIP: '127.1.0.11', ports: [{ port: 8080 }] }),
+    ],
+    [eps('web', [{ addresses: [{ ip: '127.2.1.5' }, { ip: '127.2.2.7' }], ports: [{ name: 'http', port: 8080 }, { name: 'metrics', port: 9100 }] }])],
+  );
+  assert.deepEqual([...want.keys()].sort(), ['127.1.0.10:80', '127.1.0.10:9090', '127.1.0.11:8080']);
+  assert.deepEqual(want.get('127.1.0.10:80')!.backends, [{ ip: '127.2.1.5', port: 8080 }, { ip: '127.2.2.7', port: 8080 }]);
+  assert.deepEqual(want.get('127.1.0.10:9090')!.backends.map((b) => b.port), [9100, 9100]);
+  assert.deepEqual(want.get('127.1.0.11:8080')!.backends, []);
+});

@@ -1,0 +1,147 @@
+/**
+ * kube-proxy in userspace mode: for each Service's cluster IP and TCP port a
+ * listener on this machine (cluster IPs are inside 127.0.0.0/8, so they are
+ * local addresses here), each connection relayed to one of the Service's
+ * ready endpoints in turn. Services and Endpoints come from informers; a
+ * change reconciles the listeners. A listener that cannot bind (a port under
+ * 1024 without root, or another proxy holding it) is reported and retried on
+ * the next change.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { KubeObject } from '@kubeling/api';
+import type { InformerFactory } from '@kubeling/client';
+
+type Obj = Record<string, any>;
+
+export interface Backend {
+  ip: string;
+  port: number;
+}
+
+/** What should be listening: `clusterIP:port` → the endpoints behind it. */
+export function desiredListeners(services: readonly KubeObject[], endpoints: readonly KubeObject[]): Map<string, { service: string; backends: Backend[] }> {
+  const eps = new Map(endpoints.map((e) => [`${e.metadata.namespace}/${e.metadata.name}`, e]));
+  const out = new Map<string, { service: string; backends: Backend[] }>();
+  for (const s of services) {
+    const spec = (s.spec ?? {}) as Obj;
+    const ip = spec.clusterIP as string | undefined;
+    if (!ip || ip === 'None' || spec.type === 'ExternalName') continue;
+    const name = `${s.metadata.namespace}/${s.metadata.name}`;
+    const subsets = ((eps.get(name) as Obj | undefined)?.subsets ?? []) as Obj[];
+    for (const p of (spec.ports ?? []) as Obj[]) {
+      if ((p.protocol ?? 'TCP') !== 'TCP' || !p.port) continue;
+      const backends: Backend[] = [];
+      for (const ss of subsets) {
+        // The endpoint port of the same name (or the only one, for an unnamed port).
+        const ep = ((ss.ports ?? []) as Obj[]).find((x) => (x.name ?? '') === (p.name ?? '') && (x.protocol ?? 'TCP') === 'TCP');
+        if (!ep) continue;
+        for (const a of (ss.addresses ?? []) as Obj[]) backends.push({ ip: a.ip, port: ep.port });
+      }
+      out.set(`${ip}:${p.port}`, { service: `${name}:${p.name ?? p.port}`, backends });
+    }
+  }
+  return out;
+}
+
+interface Listener {
+  server: Server;
+  service: string;
+  backends: Backend[];
+  next: number;
+  sockets: Set<Socket>;
+}
+
+export class Proxier {
+  private readonly listeners = new Map<string, Listener>();
+  private readonly failed = new Set<string>();
+  private pending: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Connections relayed, for /metrics and tests. */
+  connections = 0;
+
+  constructor(
+    private readonly informers: InformerFactory,
+    private readonly log: Logger,
+  ) {}
+
+  init(): void {
+    const services = this.informers.informer({ path: '/api/v1/services' });
+    const endpoints = this.informers.informer({ path: '/api/v1/endpoints' });
+    const changed = () => this.schedule(services.store.list(), endpoints.store.list());
+    for (const inf of [services, endpoints]) inf.addEventHandler({ add: changed, update: changed, delete: changed });
+  }
+
+  private schedule(services: KubeObject[], endpoints: KubeObject[]): void {
+    if (this.closed) return;
+    if (this.pending) clearTimeout(this.pending);
+    this.pending = setTimeout(() => void this.sync(services, endpoints), 50);
+  }
+
+  /** Makes the listeners match what the Services and Endpoints ask for. */
+  async sync(services: readonly KubeObject[], endpoints: readonly KubeObject[]): Promise<void> {
+    const want = desiredListeners(services, endpoints);
+    for (const [key, l] of this.listeners) {
+      if (want.has(key)) continue;
+      this.listeners.delete(key);
+      l.server.close();
+      for (const s of l.sockets) s.destroy();
+    }
+    for (const [key, d] of want) {
+      const have = this.listeners.get(key);
+      if (have) {
+        have.backends = d.backends;
+        continue;
+      }
+      const i = key.lastIndexOf(':');
+      const l: Listener = { server: createServer((c) => this.relay(l, c)), service: d.service, backends: d.backends, next: 0, sockets: new Set() };
+      try {
+        await new Promise<void>((resolve, reject) => {
+          l.server.once('error', reject);
+          l.server.listen({ host: key.slice(0, i), port: Number(key.slice(i + 1)) }, () => resolve());
+        });
+        this.listeners.set(key, l);
+        this.failed.delete(key);
+      } catch (e) {
+        if (!this.failed.has(key)) this.log.warn({ service: d.service, address: key, err: (e as Error).message }, 'cannot listen for a service');
+        this.failed.add(key);
+      }
+    }
+  }
+
+  private relay(l: Listener, client: Socket): void {
+    const b = l.backends.length ? l.backends[l.next++ % l.backends.length] : undefined;
+    if (!b) {
+      client.destroy();
+      return;
+    }
+    this.connections++;
+    const upstream = connect({ host: b.ip, port: b.port });
+    l.sockets.add(client).add(upstream);
+    const done = () => {
+      client.destroy();
+      upstream.destroy();
+      l.sockets.delete(client);
+      l.sockets.delete(upstream);
+    };
+    client.on('error', done).on('close', done);
+    upstream.on('error', done).on('close', done);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+
+  /** `clusterIP:port` of each listener now open. */
+  get listening(): string[] {
+    return [...this.listeners.keys()].sort();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.pending) clearTimeout(this.pending);
+    for (const l of this.listeners.values()) {
+      l.server.close();
+      for (const s of l.sockets) s.destroy();
+    }
+    this.listeners.clear();
+  }
+}
