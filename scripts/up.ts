@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { ensureClusterPKI } from '@kubeling/pki';
+import { ensureClusterPKI, ensureServingCert } from '@kubeling/pki';
 import { createServer } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -139,6 +139,7 @@ async function main(): Promise<void> {
     'controller-manager': { cn: 'system:kube-controller-manager' },
     scheduler: { cn: 'system:kube-scheduler' },
     proxy: { cn: 'system:kube-proxy' },
+    'apiserver-kubelet-client': { cn: 'kube-apiserver-kubelet-client' },
     ...Object.fromEntries(nodeNames.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
   });
   const apiCount = values.ha ? 2 : 1;
@@ -166,6 +167,10 @@ async function main(): Promise<void> {
       `--service-account-signing-key-file=${pki.saKey}`,
       `--service-account-key-file=${pki.saPub}`,
       `--audit-log-path=${join(LOGS, apiCount === 1 ? 'audit.log' : `audit-${i + 1}.log`)}`,
+      // Kubelets serve HTTPS and ask who calls: the apiserver comes with a client certificate of its own.
+      `--kubelet-client-certificate=${pki.clients['apiserver-kubelet-client']!.cert}`,
+      `--kubelet-client-key=${pki.clients['apiserver-kubelet-client']!.key}`,
+      `--kubelet-certificate-authority=${pki.ca}`,
     ]);
     apiserver.health = `${url}/readyz`;
     components.push(apiserver);
@@ -228,6 +233,7 @@ async function main(): Promise<void> {
       await waitHealthy(rt, sock, 60_000);
     }
     const port = await pickPort(10250 + 10 * (i - 1));
+    const serving = await ensureServingCert(join(STATE, 'pki'), `kubelet-${node}-serving`, { commonName: `${node}`, ips: ['127.0.0.1'], dnsNames: [node, 'localhost'] });
     const kubelet = start(`kubelet-${i}`, process.execPath, [
       '--import',
       'tsx',
@@ -237,8 +243,12 @@ async function main(): Promise<void> {
       `--container-runtime-endpoint=${sock}`,
       `--root-dir=${join(STATE, 'kubelet', node)}`,
       `--port=${port}`,
+      `--tls-cert-file=${serving.cert}`,
+      `--tls-private-key-file=${serving.key}`,
+      `--client-ca-file=${pki.ca}`,
+      '--authorization-mode=Webhook',
     ]);
-    kubelet.health = `http://127.0.0.1:${port}/healthz`;
+    kubelet.health = `https://127.0.0.1:${port}/healthz`;
     components.push(kubelet);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
     await waitHealthy(kubelet, kubelet.health, 60_000);

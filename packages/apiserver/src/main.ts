@@ -13,6 +13,8 @@
  *   --enable-admission-plugins=A,B --disable-admission-plugins=C   (defaults: Priority,
  *     DefaultTolerationSeconds, LimitRanger, ResourceQuota; AlwaysPullImages is off)
  *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
+ *   --kubelet-client-certificate=PEM --kubelet-client-key=PEM   HTTPS to kubelets as this client
+ *   --kubelet-certificate-authority=PEM   (checks the kubelets' serving certificates)
  *   --log-level=info
  */
 import { readFileSync } from 'node:fs';
@@ -45,6 +47,9 @@ async function main(): Promise<void> {
       'client-ca-file': { type: 'string' },
       'token-auth-file': { type: 'string' },
       'authorization-mode': { type: 'string' },
+      'kubelet-client-certificate': { type: 'string' },
+      'kubelet-client-key': { type: 'string' },
+      'kubelet-certificate-authority': { type: 'string' },
       'service-account-key-file': { type: 'string', multiple: true },
       'service-account-signing-key-file': { type: 'string' },
       'service-account-issuer': { type: 'string', default: 'https://kubernetes.default.svc.cluster.local' },
@@ -91,6 +96,15 @@ async function main(): Promise<void> {
         }
       : {}),
     ...(values['authorization-mode'] ? { authorizationMode: authzMode(values['authorization-mode']) } : {}),
+    ...(values['kubelet-client-certificate'] && values['kubelet-client-key']
+      ? {
+          kubeletClient: {
+            cert: readFileSync(values['kubelet-client-certificate'], 'utf8'),
+            key: readFileSync(values['kubelet-client-key'], 'utf8'),
+            ...(values['kubelet-certificate-authority'] ? { ca: readFileSync(values['kubelet-certificate-authority'], 'utf8') } : {}),
+          },
+        }
+      : {}),
   });
   await server.app.listen({ host, port });
   logger.info({ host, port }, 'apiserver listening');

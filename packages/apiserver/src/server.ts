@@ -63,6 +63,12 @@ export interface ApiServerOptions {
   admission?: { enable?: string[]; disable?: string[] };
   /** AlwaysAllow (no authentication, the default without TLS) or RBAC (the default with TLS). */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
+  /**
+   * How the apiserver reaches kubelets (pods/log): HTTPS with this client
+   * certificate (upstream's --kubelet-client-certificate/-key), checking their
+   * serving certificates against `ca` when given. Plain HTTP without it.
+   */
+  kubeletClient?: { cert: string; key: string; ca?: string };
 }
 
 export interface ApiServer {
@@ -333,7 +339,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (!info.isResourceRequest) throw notFoundPath();
     const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
     if (!def) throw notFoundPath();
-    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), ...(saTokens ? { saTokens } : {}), ...(authenticator ? { authenticator } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800 } });
+    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), ...(saTokens ? { saTokens } : {}), ...(authenticator ? { authenticator } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800, ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}) } });
   };
   for (const prefix of ['/api/v1/*', '/apis/:group/:version/*']) {
     app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: prefix, handler: resourceRoute });

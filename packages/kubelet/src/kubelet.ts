@@ -33,6 +33,9 @@ export interface KubeletOptions {
   capacity?: Record<string, string>;
   address?: string;
   port?: number;
+  /** HTTPS for the kubelet's server with client certificates, and webhook authorization through the apiserver. */
+  tls?: { cert: string; key: string; clientCA: string };
+  authorizationWebhook?: boolean;
   qps?: number;
   burst?: number;
   log: Logger;
@@ -96,7 +99,15 @@ export class Kubelet {
     const self = this;
     new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [this.metrics], collect() { this.set(self.pods.podCount); } });
     this.plegRelist = new Counter({ name: 'kubelet_pleg_relist_total', help: 'Relists of the runtime by the pod lifecycle event generator.', registers: [this.metrics] });
-    this.server = new KubeletServer({ pods: this.pods, runtime: this.runtime, metrics: this.metrics, address: o.address ?? '127.0.0.1', port: o.port ?? 10250 });
+    this.server = new KubeletServer({
+      pods: this.pods,
+      runtime: this.runtime,
+      metrics: this.metrics,
+      address: o.address ?? '127.0.0.1',
+      port: o.port ?? 10250,
+      ...(o.tls ? { tls: o.tls } : {}),
+      ...(o.authorizationWebhook ? { authorizer: { client: this.client, nodeName: o.nodeName } } : {}),
+    });
   }
 
   private readonly plegRelist: Counter;

@@ -11,7 +11,10 @@
  *   --capacity=cpu=4,memory=8Gi  (overrides what the machine reports)
  *   --pod-cidr=127.4.0.0/16      (hollow runtime's pod IPs)
  *   --node-lease-duration-seconds=40 (renewed every quarter of it) --node-status-update-frequency=10 (seconds)
+ *   --tls-cert-file=PEM --tls-private-key-file=PEM --client-ca-file=PEM   HTTPS with client certificates
+ *   --authorization-mode=AlwaysAllow|Webhook   (Webhook: a SubjectAccessReview per request, cached)
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -61,10 +64,18 @@ async function main(): Promise<void> {
       'node-status-update-frequency': { type: 'string', default: '10' },
       'kube-api-qps': { type: 'string', default: '50' },
       'kube-api-burst': { type: 'string', default: '100' },
+      'tls-cert-file': { type: 'string' },
+      'tls-private-key-file': { type: 'string' },
+      'client-ca-file': { type: 'string' },
+      'authorization-mode': { type: 'string', default: 'AlwaysAllow' },
       'log-level': { type: 'string', default: 'info' },
     },
     strict: true,
   });
+  if (!['AlwaysAllow', 'Webhook'].includes(values['authorization-mode']!)) throw new Error('--authorization-mode must be AlwaysAllow or Webhook');
+  const tlsFiles = [values['tls-cert-file'], values['tls-private-key-file'], values['client-ca-file']];
+  if (tlsFiles.some(Boolean) && !tlsFiles.every(Boolean)) throw new Error('--tls-cert-file, --tls-private-key-file and --client-ca-file go together');
+  const tls = tlsFiles.every(Boolean) ? { cert: readFileSync(values['tls-cert-file']!, 'utf8'), key: readFileSync(values['tls-private-key-file']!, 'utf8'), clientCA: readFileSync(values['client-ca-file']!, 'utf8') } : undefined;
   const nodeName = values['node-name'] ?? NodeManager.defaultName();
   const log = pino({ level: values['log-level'], base: { component: 'kubelet', node: nodeName } });
   if (values.runtime !== 'remote' && values.runtime !== 'hollow') throw new Error('--runtime must be remote or hollow');
@@ -88,6 +99,8 @@ async function main(): Promise<void> {
     statusUpdateMs: Number(values['node-status-update-frequency']) * 1000,
     address: values.address!,
     port: Number(values.port),
+    ...(tls ? { tls } : {}),
+    authorizationWebhook: values['authorization-mode'] === 'Webhook',
     qps: Number(values['kube-api-qps']),
     burst: Number(values['kube-api-burst']),
     log,

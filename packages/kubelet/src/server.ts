@@ -5,6 +5,9 @@
  * behind the apiserver's pods/log. Errors are Status objects like upstream's.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import type { RestClient } from '@kubeling/client';
 import { open, stat } from 'node:fs/promises';
 import type { KubeObject } from '@kubeling/api';
 import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/cri';
@@ -17,6 +20,22 @@ export interface KubeletServerOptions {
   metrics: Registry;
   address: string;
   port: number;
+  /**
+   * HTTPS with x509 client certificates from `clientCA` (upstream's
+   * --tls-cert-file, --client-ca-file); without it the server is plain HTTP
+   * and open, for tests and hollow nodes.
+   */
+  tls?: { cert: string; key: string; clientCA: string };
+  /** Webhook authorization: each request is a SubjectAccessReview on nodes/<subresource> of this node. */
+  authorizer?: { client: RestClient; nodeName: string };
+}
+
+/** Upstream's kubelet authorizer attributes: the subresource a path stands for. */
+export function subresourceOf(path: string): string {
+  for (const [prefix, sub] of [['/stats', 'stats'], ['/metrics', 'metrics'], ['/logs', 'log'], ['/spec', 'spec'], ['/checkpoint', 'checkpoint'], ['/configz', 'configz'], ['/healthz', 'healthz'], ['/pods', 'pods']] as const) {
+    if (path === prefix || path.startsWith(`${prefix}/`)) return sub;
+  }
+  return 'proxy';
 }
 
 function status(res: ServerResponse, code: number, reason: string, message: string): void {
@@ -52,12 +71,16 @@ export class KubeletServer {
   constructor(private readonly o: KubeletServerOptions) {}
 
   start(): Promise<number> {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch((e) => {
-        if (!res.headersSent) status(res, 500, 'InternalError', (e as Error).message);
-        else res.end();
-      });
-    });
+    const tls = this.o.tls;
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      this.guard(req, res)
+        .then((ok) => (ok ? this.handle(req, res) : undefined))
+        .catch((e) => {
+          if (!res.headersSent) status(res, 500, 'InternalError', (e as Error).message);
+          else res.end();
+        });
+    };
+    this.server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCA, requestCert: true, rejectUnauthorized: false }, handler) : createServer(handler);
     return new Promise((resolve) =>
       this.server!.listen(this.o.port, this.o.address, () => {
         const a = this.server!.address();
@@ -71,6 +94,49 @@ export class KubeletServer {
       this.server?.closeAllConnections();
       this.server ? this.server.close(() => r()) : r();
     });
+  }
+
+  private readonly decisions = new Map<string, { allowed: boolean; until: number }>();
+
+  /**
+   * Authentication (a client certificate the CA signed: CN user, O groups) and
+   * authorization (a SubjectAccessReview, cached as upstream: 5 min allowed,
+   * 30 s denied). /healthz stays open, as on upstream's healthz port.
+   */
+  private async guard(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    if (!this.o.tls) return true;
+    const path = new URL(req.url ?? '/', 'https://kubelet').pathname;
+    if (path === '/healthz') return true;
+    const sock = req.socket as TLSSocket;
+    const cert = sock.authorized ? sock.getPeerCertificate() : undefined;
+    if (!cert?.subject?.CN) {
+      res.writeHead(401, { 'content-type': 'text/plain' }).end('Unauthorized');
+      return false;
+    }
+    const user = cert.subject.CN;
+    const o = cert.subject.O as string | string[] | undefined;
+    const groups = [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'];
+    const az = this.o.authorizer;
+    if (!az) return true;
+    const verb = ({ GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[req.method ?? 'GET'] ?? 'get';
+    const subresource = subresourceOf(path);
+    const key = `${user}\u0000${groups.join(',')}\u0000${verb}\u0000${subresource}`;
+    let d = this.decisions.get(key);
+    if (!d || d.until < Date.now()) {
+      const review = await az.client.post<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user, groups, resourceAttributes: { verb, resource: 'nodes', subresource, name: az.nodeName } },
+      });
+      const allowed = !!review.status?.allowed;
+      d = { allowed, until: Date.now() + (allowed ? 300_000 : 30_000) };
+      this.decisions.set(key, d);
+    }
+    if (!d.allowed) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end(`Forbidden (user=${user}, verb=${verb}, resource=nodes, subresource(s)=[${subresource}])`);
+      return false;
+    }
+    return true;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -130,6 +130,18 @@ export interface ClusterPKI {
  * Writes the cluster's PKI under `dir` (idempotent: existing files are kept):
  * ca, apiserver, sa, and the client certificates asked for.
  */
+/** A serving certificate signed by the cluster CA under `dir` (`<name>.crt`/`.key`), made once (kubelets' HTTPS). */
+export async function ensureServingCert(dir: string, name: string, o: { commonName: string; ips?: string[]; dnsNames?: string[] }): Promise<{ cert: string; key: string }> {
+  const f = (n: string) => join(dir, n);
+  if (!existsSync(f(`${name}.crt`))) {
+    const ca = await loadCA(readFileSync(f('ca.crt'), 'utf8'), readFileSync(f('ca.key'), 'utf8'));
+    const s = await issue(ca, { commonName: o.commonName, ips: o.ips ?? [], dnsNames: o.dnsNames ?? [], usage: 'server' });
+    writeFileSync(f(`${name}.crt`), s.certPem, { mode: 0o644 });
+    writeFileSync(f(`${name}.key`), s.keyPem, { mode: 0o600 });
+  }
+  return { cert: f(`${name}.crt`), key: f(`${name}.key`) };
+}
+
 export async function ensureClusterPKI(dir: string, clients: Record<string, { cn: string; orgs?: string[] }>, extraIPs: string[] = []): Promise<ClusterPKI> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const f = (n: string) => join(dir, n);

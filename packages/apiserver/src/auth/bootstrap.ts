@@ -102,6 +102,11 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
       rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
     ]),
+    clusterRole('system:kubelet-api-admin', [
+      rule(['get', 'list', 'watch'], [''], ['nodes']),
+      rule(['proxy'], [''], ['nodes']),
+      rule(['*'], [''], ['nodes/log', 'nodes/metrics', 'nodes/proxy', 'nodes/stats', 'nodes/pods', 'nodes/spec', 'nodes/configz', 'nodes/healthz']),
+    ]),
     clusterRole('system:node-proxier', [
       rule(['list', 'watch'], [''], ['services', 'endpoints']),
       rule(['get', 'list', 'watch'], [''], ['nodes']),
@@ -149,6 +154,7 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRoleBinding('system:kube-scheduler', 'system:kube-scheduler', [user('system:kube-scheduler')]),
     clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user('system:kube-controller-manager')]),
     clusterRoleBinding('system:node-proxier', 'system:node-proxier', [user('system:kube-proxy')]),
+    clusterRoleBinding('system:kube-apiserver-kubelet-client', 'system:kubelet-api-admin', [user('kube-apiserver-kubelet-client')]),
   ];
   return { clusterRoles, clusterRoleBindings };
 }

@@ -4,7 +4,8 @@
  * are decoded here so that every failure is a Status (see codec.ts); objects are
  * validated by the store's strategy, never by route schemas.
  */
-import { Readable } from 'node:stream';
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ResourceDef } from '@kubeling/api';
 import {
@@ -44,7 +45,7 @@ export interface HandlerContext {
   def: ResourceDef;
   registry: Registry;
   storage: EtcdStorage;
-  opts: { bookmarkIntervalMs: number; minRequestTimeoutSeconds: number };
+  opts: { bookmarkIntervalMs: number; minRequestTimeoutSeconds: number; kubeletClient?: { cert: string; key: string; ca?: string } };
   /** Undefined: every request is allowed (no authentication configured). */
   authorizer?: Authorizer;
   rbac?: RbacAuthorizer;
@@ -437,24 +438,45 @@ async function podLogs(c: HandlerContext, store: Store, ns: string | undefined) 
     const v = q1(q, k);
     if (v !== undefined) params.set(k, v);
   }
-  const host = ip.includes(':') ? `[${ip}]` : ip;
-  const ctl = new AbortController();
-  c.req.raw.on('close', () => ctl.abort());
-  let res: Response;
+  const path = `/containerLogs/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`;
+  const kc = c.opts.kubeletClient;
+  let res: IncomingMessage;
   try {
-    res = await fetch(`http://${host}:${port}/containerLogs/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`, { signal: ctl.signal });
+    res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const common = { host: ip, port, path, method: 'GET', timeout: 10_000 };
+      // With a kubelet client certificate the kubelet is spoken to over HTTPS, as upstream's kubelet client does.
+      const req = kc
+        ? httpsGet({ ...common, cert: kc.cert, key: kc.key, ...(kc.ca ? { ca: kc.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }) }, resolve)
+        : httpGet(common, resolve);
+      req.on('error', reject);
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      c.req.raw.on('close', () => req.destroy());
+    });
   } catch (e) {
     throw serviceUnavailable(`the kubelet of node "${spec.nodeName}" could not be reached: ${(e as Error).message}`);
   }
-  if (!res.ok) {
-    const body = (await res.json().catch(() => undefined)) as { message?: string; reason?: string } | undefined;
-    const msg = body?.message ?? `the kubelet answered ${res.status}`;
-    if (res.status === 404) throw failure('NotFound', msg);
-    if (res.status === 400) throw badRequest(msg);
+  res.setTimeout(0);
+  const code = res.statusCode ?? 502;
+  if (code >= 300) {
+    const text = await new Promise<string>((resolve) => {
+      let b = '';
+      res.on('data', (d: Buffer) => (b += d.toString()));
+      res.on('end', () => resolve(b));
+      res.on('error', () => resolve(b));
+    });
+    let body: { message?: string } | undefined;
+    try {
+      body = JSON.parse(text) as { message?: string };
+    } catch {
+      body = text ? { message: text.trim() } : undefined;
+    }
+    const msg = body?.message ?? `the kubelet answered ${code}`;
+    if (code === 404) throw failure('NotFound', msg);
+    if (code === 400) throw badRequest(msg);
     throw serviceUnavailable(msg);
   }
   c.reply.code(200).type('text/plain');
-  return c.reply.send(res.body ? Readable.fromWeb(res.body as never) : '');
+  return c.reply.send(res);
 }
 
 function scaleOf(def: ResourceDef, obj: KubeObject) {
