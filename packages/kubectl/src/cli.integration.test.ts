@@ -177,3 +177,21 @@ test('get --ignore-not-found and --sort-by; -n against a manifest namespace; pat
   assert.equal((await k('create', '-f', img, '--dry-run=server', '--validate=false')).out, 'pod/upper created (server dry run)\n');
   assert.match((await k('get', 'pods', '-n', '..')).err, /invalid namespace "\.\.": \[may not be '\.\.'\]/);
 });
+
+test('replace -f puts the object as written; --force deletes and creates it again; a missing one is NotFound', async () => {
+  const f = join(dir, 'rep.yaml');
+  writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rep}\ndata: {v: "1"}\n');
+  await k('create', '-f', f);
+  const uid = JSON.parse((await k('get', 'cm', 'rep', '-o', 'json')).out).metadata.uid;
+  writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rep}\ndata: {w: "2"}\n');
+  assert.equal((await k('replace', '-f', f)).out, 'configmap/rep replaced\n');
+  const after = JSON.parse((await k('get', 'cm', 'rep', '-o', 'json')).out);
+  assert.deepEqual([after.data, after.metadata.uid], [{ w: '2' }, uid]);
+  const forced = await k('replace', '--force', '-f', f);
+  assert.equal(forced.out, 'configmap "rep" deleted\nconfigmap/rep replaced\n', forced.err);
+  assert.notEqual(JSON.parse((await k('get', 'cm', 'rep', '-o', 'json')).out).metadata.uid, uid);
+  writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rep-missing}\ndata: {v: "1"}\n');
+  const missing = await k('replace', '-f', f);
+  assert.equal(missing.code, 1);
+  assert.equal(missing.err, `Error from server (NotFound): error when replacing "${f}": configmaps "rep-missing" not found\n`);
+});

@@ -10,7 +10,7 @@ import { parseArgs, UsageError } from './flags.js';
 import { apply } from './commands/apply.js';
 import { auth } from './commands/auth.js';
 import { config } from './commands/config.js';
-import { createFromFiles, createGenerator, expose, run as runCmd } from './commands/create.js';
+import { createFromFiles, createGenerator, expose, replace, run as runCmd } from './commands/create.js';
 import { del } from './commands/delete.js';
 import { describe } from './commands/describe.js';
 import { explain } from './commands/explain.js';
@@ -38,6 +38,7 @@ const COMMANDS: Record<string, Command> = {
   describe,
   create: (ctx, args) => (ctx.g.filenames.length ? createFromFiles(ctx) : args.length ? createGenerator(ctx, args) : Promise.reject(new UsageError('error: must specify one of -f and -k'))),
   apply,
+  replace,
   delete: del,
   run: runCmd,
   expose,
@@ -61,7 +62,7 @@ const COMMANDS: Record<string, Command> = {
 const HELP = `kubectl controls the Kubernetes cluster manager (kubeling's kubectl).
 
 Basic Commands:
-  create, expose, run, set image, explain, get, edit, delete
+  create, expose, run, set image, explain, get, edit, delete, replace
 Deploy Commands:
   rollout status|history|undo|restart|pause|resume, scale
 Cluster Management Commands:

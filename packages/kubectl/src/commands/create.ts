@@ -286,3 +286,44 @@ export async function expose(ctx: Ctx, rest: string[]): Promise<number> {
   await emit(ctx, ctx.dryRun === 'client' ? { ...svc, metadata: { creationTimestamp: null, ...svc.metadata }, status: { loadBalancer: {} } } : svc, 'exposed', 'kubectl-expose', m);
   return 0;
 }
+
+/** `replace -f`: each object PUT as given (`--force`: deleted, gone, then created again). */
+export async function replace(ctx: Ctx, args: string[]): Promise<number> {
+  if (args.length) throw new UsageError(`error: Unexpected args: [${args.join(' ')}]`);
+  if (!ctx.g.filenames.length) throw new UsageError('error: must specify --filename to replace');
+  const manifests = ctx.readManifests();
+  for (const { obj, source } of manifests) {
+    ctx.checkNamespace(obj);
+    (await validator(ctx))(obj, source);
+  }
+  let failed = 0;
+  for (const { obj, source } of manifests) {
+    const m = await ctx.mappingFor(obj, source);
+    const ns = m.namespaced ? (obj.metadata?.namespace ?? ctx.ns) : undefined;
+    const path = resourcePath(m, ns, obj.metadata.name);
+    try {
+      if (ctx.g.force) {
+        const live = await ctx.getOrNull(path);
+        if (live) {
+          await ctx.client.delete(path, { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
+          ctx.io.out(`${kindRef(m)} "${obj.metadata.name}" deleted\n`);
+          const { waitGone } = await import('./delete.js');
+          await waitGone(ctx, { mapping: m, namespace: ns }, obj.metadata.name, live.metadata?.uid, Date.now() + ctx.duration(ctx.g.timeout, 60_000));
+        }
+        const { resourceVersion: _rv, uid: _uid, ...meta } = obj.metadata ?? {};
+        await emit(ctx, { ...obj, metadata: meta }, 'replaced', 'kubectl-replace', m);
+        continue;
+      }
+      const result = ctx.dryRun === 'client' ? obj : await ctx.client.put<Obj>(path, obj, ctx.writeQuery('kubectl-replace'));
+      const out = parseOutput(ctx.g.output, ctx.g.template);
+      if (out.t === 'table') ctx.io.out(`${kindRef(m)}/${obj.metadata.name} replaced${dryRunSuffix(ctx.dryRun)}\n`);
+      else ctx.io.out(printObjects(out, [{ apiVersion: apiVersionOf(m), kind: m.kind, ...result }], true, { nameOf: () => `${kindRef(m)}/${obj.metadata.name}` }));
+    } catch (e) {
+      const s = (e as { status?: Obj }).status;
+      if (!s) throw e;
+      ctx.io.err(`Error from server (${s.reason}): error when replacing "${source}": ${s.message}\n`);
+      failed++;
+    }
+  }
+  return failed ? 1 : 0;
+}
