@@ -195,3 +195,23 @@ test('replace -f puts the object as written; --force deletes and creates it agai
   assert.equal(missing.code, 1);
   assert.equal(missing.err, `Error from server (NotFound): error when replacing "${f}": configmaps "rep-missing" not found\n`);
 });
+
+test('diff -f: a unified diff of live and dry-run-merged objects, exit 1 on differences and 0 without; nothing changes', async () => {
+  const f = join(dir, 'diff.yaml');
+  const manifest = (replicas: number) => `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: differ}\nspec:\n  replicas: ${replicas}\n  selector: {matchLabels: {app: differ}}\n  template:\n    metadata: {labels: {app: differ}}\n    spec: {containers: [{name: c, image: nginx}]}\n`;
+  writeFileSync(f, manifest(2));
+  const fresh = await k('diff', '-f', f);
+  assert.equal(fresh.code, 1, fresh.err);
+  assert.match(fresh.out, /^\+ {2}name: differ$/m);
+  assert.equal((await k('get', 'deploy', 'differ')).code, 1, 'a diff creates nothing');
+  await k('apply', '-f', f);
+  const same = await k('diff', '-f', f);
+  assert.deepEqual([same.code, same.out], [0, '']);
+  writeFileSync(f, manifest(3));
+  const changed = await k('diff', '-f', f);
+  assert.equal(changed.code, 1);
+  assert.match(changed.out, /^diff -u -N \S+\/LIVE\/apps\.v1\.Deployment\.default\.differ \S+\/MERGED\/apps\.v1\.Deployment\.default\.differ$/m);
+  assert.match(changed.out, /^- {2}replicas: 2$/m);
+  assert.match(changed.out, /^\+ {2}replicas: 3$/m);
+  assert.equal(JSON.parse((await k('get', 'deploy', 'differ', '-o', 'json')).out).spec.replicas, 2);
+});

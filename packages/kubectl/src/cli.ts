@@ -12,6 +12,7 @@ import { auth } from './commands/auth.js';
 import { config } from './commands/config.js';
 import { createFromFiles, createGenerator, expose, replace, run as runCmd } from './commands/create.js';
 import { del } from './commands/delete.js';
+import { diff } from './commands/diff.js';
 import { describe } from './commands/describe.js';
 import { explain } from './commands/explain.js';
 import { get } from './commands/get.js';
@@ -38,6 +39,7 @@ const COMMANDS: Record<string, Command> = {
   describe,
   create: (ctx, args) => (ctx.g.filenames.length ? createFromFiles(ctx) : args.length ? createGenerator(ctx, args) : Promise.reject(new UsageError('error: must specify one of -f and -k'))),
   apply,
+  diff,
   replace,
   delete: del,
   run: runCmd,
@@ -70,7 +72,7 @@ Cluster Management Commands:
 Troubleshooting and Debugging Commands:
   describe, logs, auth can-i, auth whoami
 Advanced Commands:
-  apply, patch, wait
+  apply, diff, patch, replace, wait
 Settings Commands:
   label, annotate
 Other Commands:

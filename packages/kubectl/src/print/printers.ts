@@ -85,7 +85,8 @@ export function printable(o: unknown, showManaged: boolean): unknown {
   return o;
 }
 
-export const toYaml = (o: unknown): string => stringify(o, { indentSeq: false, lineWidth: 0 });
+/** YAML as kubectl writes it (go-yaml's YAML 1.1 rules: timestamps, yes/no/on/off and the like stay quoted strings). */
+export const toYaml = (o: unknown): string => stringify(o, { indentSeq: false, lineWidth: 0, version: '1.1' });
 
 export function listOf(items: Obj[]): Obj {
   return { apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } };
