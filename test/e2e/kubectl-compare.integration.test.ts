@@ -366,3 +366,26 @@ test('one discovery cache in kubectl\'s layout: the real kubectl reads what ours
   assert.equal(code, 0, out);
   assert.equal(out, 'deployment.apps/app\n');
 });
+
+test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet, ConfigMap, Secret, Namespace', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
+  const ns = 'desc';
+  const k = (...args: string[]) => ours(['-n', ns, ...args]);
+  await ours(['create', 'namespace', ns]);
+  await waitFor(async () => (await client.get<Obj>(`/api/v1/namespaces/${ns}/serviceaccounts`)).items.length > 0, 20_000, 'default ServiceAccount');
+  await k('run', 'solo', '--image=busybox', '--labels=app=solo', '--env=A=1', '--', 'sh', '-c', 'sleep 3600');
+  await k('create', 'deployment', 'web', '--image=busybox', '--replicas=2', '--', 'sleep', '3600');
+  await k('create', 'configmap', 'cfg', '--from-literal=a=1', '--from-literal=b=two');
+  await k('create', 'secret', 'generic', 'pw', '--from-literal=password=s3cret');
+  assert.equal((await k('wait', '--for=condition=Ready', 'pod/solo', '--timeout=60s')).code, 0);
+  assert.equal((await k('wait', '--for=condition=Available', 'deployment/web', '--timeout=60s')).code, 0);
+  await new Promise((r) => setTimeout(r, 1500)); // the last events settle
+  const rs = JSON.parse((await k('get', 'rs', '-o', 'json')).stdout).items[0].metadata.name as string;
+  // Ages move between the two runs; everything else must match.
+  const norm = (s: string) => s.replace(/\b\d+(ms|s|m|h|d)(\d+(s|m|h))?\b/g, 'AGE');
+  for (const target of [['pod', 'solo'], ['deployment', 'web'], ['replicaset', rs], ['configmap', 'cfg'], ['secret', 'pw'], ['namespace', ns]]) {
+    const r = await real.run(['describe', '-n', ns, ...target]);
+    const o = await k('describe', ...target);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(norm(o.stdout), norm(r.stdout), `describe ${target.join(' ')}`);
+  }
+});

@@ -3,7 +3,7 @@
  * Services, Nodes and Namespaces, a generic one for the rest, and the Events
  * that name the object — written with tabs and aligned by a Go-style tabwriter.
  */
-import { humanDuration } from '@kubeling/apimachinery';
+import { humanDuration, parseQuantity } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
 import { Ctx, apiVersionOf, pathOf, type Obj, type Target } from '../ctx.js';
 import { tabwrite } from '../print/tabwriter.js';
@@ -92,7 +92,7 @@ function describePod(d: Lines, p: Obj): void {
   d.kv(0, 'Name', p.metadata.name).kv(0, 'Namespace', p.metadata.namespace);
   d.kv(0, 'Priority', p.spec?.priority ?? 0);
   if (p.spec?.priorityClassName) d.kv(0, 'Priority Class Name', p.spec.priorityClassName);
-  d.kv(0, 'Service Account', p.spec?.serviceAccountName ?? '');
+  if (p.spec?.serviceAccountName) d.kv(0, 'Service Account', p.spec.serviceAccountName);
   d.kv(0, 'Node', p.spec?.nodeName ? `${p.spec.nodeName}/${p.status?.hostIP ?? ''}` : '<none>');
   if (p.status?.startTime) d.kv(0, 'Start Time', rfc1123z(p.status.startTime));
   d.map(0, 'Labels', p.metadata.labels);
@@ -229,8 +229,10 @@ async function describeDeployment(ctx: Ctx, d: Lines, o: Obj): Promise<void> {
 }
 
 function describeReplicaSet(d: Lines, o: Obj, pods: Obj[]): void {
-  header(d, o);
+  d.kv(0, 'Name', o.metadata.name).kv(0, 'Namespace', o.metadata.namespace);
   d.kv(0, 'Selector', selectorText(o.spec?.selector));
+  d.map(0, 'Labels', o.metadata.labels);
+  d.map(0, 'Annotations', annotationsShown(o.metadata), ': ');
   const owner = ((o.metadata.ownerReferences ?? []) as Obj[]).find((r) => r.controller);
   if (owner) d.kv(0, 'Controlled By', `${owner.kind}/${owner.name}`);
   d.kv(0, 'Replicas', `${o.status?.replicas ?? 0} current / ${o.spec?.replicas ?? 1} desired`);
@@ -255,9 +257,53 @@ function describeService(d: Lines, s: Obj, endpoints: Obj | undefined): void {
     d.kv(0, 'Endpoints', addrs.join(',') || '');
   }
   d.kv(0, 'Session Affinity', s.spec?.sessionAffinity ?? 'None');
+  if (s.spec?.internalTrafficPolicy) d.kv(0, 'Internal Traffic Policy', s.spec.internalTrafficPolicy);
 }
 
-function describeNode(d: Lines, n: Obj, pods: Obj[]): void {
+/** ConfigMaps and Secrets as kubectl describes them: each key, a Secret's only by size. */
+function describeData(d: Lines, o: Obj): void {
+  header(d, o);
+  d.add('');
+  if (o.kind === 'Secret') {
+    d.kv(0, 'Type', o.type ?? 'Opaque').add('').add('Data').add('====');
+    for (const k of Object.keys(o.data ?? {}).sort()) d.add(`${k}:\t${Buffer.from(String(o.data[k]), 'base64').length} bytes`);
+    return;
+  }
+  d.add('Data').add('====');
+  for (const k of Object.keys(o.data ?? {}).sort()) d.add(`${k}:`).add('----').add(String(o.data[k])).add('');
+  d.add('').add('BinaryData').add('====');
+  for (const k of Object.keys(o.binaryData ?? {}).sort()) d.add(`${k}: ${Buffer.from(String(o.binaryData[k]), 'base64').length} bytes`);
+  d.add('');
+}
+
+/** A summed quantity printed the way kubectl prints resource.Quantity (cpu in m, memory in binary suffixes). */
+function quantityText(resource: string, v: number): string {
+  if (resource === 'cpu') {
+    const milli = Math.round(v * 1000);
+    return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
+  }
+  if (v === 0) return '0';
+  for (const [suffix, f] of [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) if (v % f === 0) return `${v / f}${suffix}`;
+  return String(v);
+}
+
+/** A pod's summed container requests or limits of one resource. */
+function podAmount(p: Obj, kind: 'requests' | 'limits', resource: string): number {
+  let sum = 0;
+  for (const c of (p.spec?.containers ?? []) as Obj[]) {
+    const q = c.resources?.[kind]?.[resource];
+    if (q !== undefined) {
+      try {
+        sum += parseQuantity(q);
+      } catch {
+        // a malformed quantity counts as none
+      }
+    }
+  }
+  return sum;
+}
+
+function describeNode(d: Lines, n: Obj, pods: Obj[], lease: Obj | undefined): void {
   d.kv(0, 'Name', n.metadata.name);
   d.kv(0, 'Roles', Object.keys(n.metadata.labels ?? {}).filter((k) => k.startsWith('node-role.kubernetes.io/')).map((k) => k.slice(24)).join(',') || '<none>');
   d.map(0, 'Labels', n.metadata.labels);
@@ -265,6 +311,12 @@ function describeNode(d: Lines, n: Obj, pods: Obj[]): void {
   d.kv(0, 'CreationTimestamp', rfc1123z(n.metadata.creationTimestamp));
   d.kv(0, 'Taints', ((n.spec?.taints ?? []) as Obj[]).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join('\n\t') || '<none>');
   d.kv(0, 'Unschedulable', n.spec?.unschedulable ? 'true' : 'false');
+  if (lease) {
+    d.add('Lease:');
+    d.kv(1, 'HolderIdentity', lease.spec?.holderIdentity ?? '<unset>');
+    d.kv(1, 'AcquireTime', lease.spec?.acquireTime ? rfc1123z(lease.spec.acquireTime) : '<unset>');
+    d.kv(1, 'RenewTime', lease.spec?.renewTime ? rfc1123z(lease.spec.renewTime) : '<unset>');
+  }
   const conds = (n.status?.conditions ?? []) as Obj[];
   d.add('Conditions:').add('  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage').add('  ----\t------\t-----------------\t------------------\t------\t-------');
   for (const c of conds) d.add(`  ${c.type} \t${c.status} \t${rfc1123z(c.lastHeartbeatTime)} \t${rfc1123z(c.lastTransitionTime)} \t${c.reason ?? ''} \t${c.message ?? ''}`);
@@ -272,18 +324,31 @@ function describeNode(d: Lines, n: Obj, pods: Obj[]): void {
   for (const a of (n.status?.addresses ?? []) as Obj[]) d.kv(1, a.type, a.address);
   for (const [title, res] of [['Capacity', n.status?.capacity], ['Allocatable', n.status?.allocatable]] as [string, Record<string, string> | undefined][]) {
     d.add(`${title}:`);
-    for (const [k, v] of Object.entries(res ?? {})) d.kv(1, k, v);
+    for (const k of Object.keys(res ?? {}).sort()) d.kv(1, k, res![k]);
   }
   const info = (n.status?.nodeInfo ?? {}) as Obj;
   d.add('System Info:');
-  for (const [k, label] of [['machineID', 'Machine ID'], ['systemUUID', 'System UUID'], ['bootID', 'Boot ID'], ['kernelVersion', 'Kernel Version'], ['osImage', 'OS Image'], ['operatingSystem', 'Operating System'], ['architecture', 'Architecture'], ['containerRuntimeVersion', 'Container Runtime Version'], ['kubeletVersion', 'Kubelet Version'], ['kubeProxyVersion', 'Kube-Proxy Version']] as const) d.kv(1, label, info[k] ?? '');
+  for (const [k, label] of [['machineID', 'Machine ID'], ['systemUUID', 'System UUID'], ['bootID', 'Boot ID'], ['kernelVersion', 'Kernel Version'], ['osImage', 'OS Image'], ['operatingSystem', 'Operating System'], ['architecture', 'Architecture'], ['containerRuntimeVersion', 'Container Runtime Version'], ['kubeletVersion', 'Kubelet Version'], ['kubeProxyVersion', 'Kube-Proxy Version']] as const) d.add(`  ${label}:\t${info[k] ?? ''}`);
   if (n.spec?.podCIDR) d.kv(0, 'PodCIDR', n.spec.podCIDR);
   const active = pods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+  const alloc = (r: string) => {
+    try {
+      return parseQuantity(n.status?.allocatable?.[r] ?? 0);
+    } catch {
+      return 0;
+    }
+  };
+  const pct = (v: number, r: string) => `${quantityText(r, v)} (${alloc(r) > 0 ? Math.floor((v / alloc(r)) * 100) : 0}%)`;
   d.add(`Non-terminated Pods:\t(${active.length} in total)`);
-  d.add('  Namespace\tName\tCPU Requests\tMemory Requests\tAge').add('  ---------\t----\t------------\t---------------\t---');
+  d.add('  Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge').add('  ---------\t----\t\t------------\t----------\t---------------\t-------------\t---');
   for (const p of active) {
-    const req = (r: string) => ((p.spec?.containers ?? []) as Obj[]).map((c) => c.resources?.requests?.[r]).filter(Boolean).join('+') || '0';
-    d.add(`  ${p.metadata.namespace}\t${p.metadata.name}\t${req('cpu')}\t${req('memory')}\t${humanDuration(Date.now() - Date.parse(p.metadata.creationTimestamp))}`);
+    d.add(`  ${p.metadata.namespace}\t${p.metadata.name}\t\t${pct(podAmount(p, 'requests', 'cpu'), 'cpu')}\t${pct(podAmount(p, 'limits', 'cpu'), 'cpu')}\t${pct(podAmount(p, 'requests', 'memory'), 'memory')}\t${pct(podAmount(p, 'limits', 'memory'), 'memory')}\t${humanDuration(Date.now() - Date.parse(p.metadata.creationTimestamp))}`);
+  }
+  d.add('Allocated resources:').add('  (Total limits may be over 100 percent, i.e., overcommitted.)').add('  Resource\tRequests\tLimits').add('  --------\t--------\t------');
+  for (const r of ['cpu', 'memory', 'ephemeral-storage']) {
+    const req = active.reduce((sum, p) => sum + podAmount(p, 'requests', r), 0);
+    const lim = active.reduce((sum, p) => sum + podAmount(p, 'limits', r), 0);
+    d.add(`  ${r}\t${pct(req, r)}\t${pct(lim, r)}`);
   }
 }
 
@@ -377,7 +442,15 @@ export async function describe(ctx: Ctx, args: string[]): Promise<number> {
         describeService(d, o, await ctx.getOrNull(`/api/v1/namespaces/${o.metadata.namespace}/endpoints/${o.metadata.name}`));
         break;
       case 'Node':
-        describeNode(d, o, ((await ctx.client.get<Obj>('/api/v1/pods', { fieldSelector: `spec.nodeName=${o.metadata.name}` })).items ?? []) as Obj[]);
+        describeNode(d, o, ((await ctx.client.get<Obj>('/api/v1/pods', { fieldSelector: `spec.nodeName=${o.metadata.name}` })).items ?? []) as Obj[], await ctx.getOrNull(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${o.metadata.name}`).catch(() => undefined));
+        break;
+      case 'ConfigMap':
+      case 'Secret':
+        describeData(d, o);
+        if (o.kind === 'Secret') {
+          texts.push(d.text());
+          continue;
+        }
         break;
       case 'Namespace':
         d.kv(0, 'Name', o.metadata.name);

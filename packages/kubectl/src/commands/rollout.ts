@@ -171,6 +171,8 @@ export function podTemplateText(tpl: Obj, indent = ''): string {
       lines.push(`    Image:\t${c.image}`);
       const ports = ((c.ports ?? []) as Obj[]).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`);
       lines.push(`    Port${ports.length > 1 ? 's' : ''}:\t${ports.length ? ports.join(', ') : '<none>'}`);
+      const hostPorts = ((c.ports ?? []) as Obj[]).map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`);
+      lines.push(`    Host Port${hostPorts.length > 1 ? 's' : ''}:\t${hostPorts.length ? hostPorts.join(', ') : '<none>'}`);
       if (c.command) lines.push(`    Command:\n${(c.command as string[]).map((x) => `      ${x}`).join('\n')}`);
       if (c.args) lines.push(`    Args:\n${(c.args as string[]).map((x) => `      ${x}`).join('\n')}`);
       const env = ((c.env ?? []) as Obj[]).map((e) => `      ${e.name}:\t${e.value ?? '<set from a reference>'}`);
