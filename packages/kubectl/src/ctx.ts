@@ -81,6 +81,26 @@ export class Ctx {
     }
   }
 
+  /**
+   * Client-side validation of one object, unless `--validate=false`; the
+   * checks (and the API schemas they bring) load only for commands that write.
+   */
+  async validate(obj: Obj, source: string): Promise<void> {
+    if (!this.validating) return;
+    const { validateManifest } = await import('./validate.js');
+    validateManifest(obj, source);
+  }
+
+  /** `-f` manifests for a write: read, namespaces agreeing with `-n`, validated — all before any request. */
+  async manifestsToWrite(): Promise<{ obj: Obj; source: string }[]> {
+    const manifests = this.readManifests();
+    for (const { obj, source } of manifests) {
+      this.checkNamespace(obj);
+      await this.validate(obj, source);
+    }
+    return manifests;
+  }
+
   /** Query parameters for writes: dry run and field manager. */
   writeQuery(manager: string): Record<string, string> {
     return { fieldManager: this.g.fieldManager ?? manager, ...(this.dryRun === 'server' ? { dryRun: 'All' } : {}) };

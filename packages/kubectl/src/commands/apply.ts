@@ -14,13 +14,8 @@ export async function apply(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
   if (args.length) throw new UsageError(`error: Unexpected args: [${args.join(' ')}]\nSee 'kubectl apply -h' for help and examples`);
   if (!g.filenames.length) throw new UsageError('error: must specify one of -f and -k');
-  const manifests = ctx.readManifests();
+  const manifests = await ctx.manifestsToWrite();
   if (!manifests.length) throw new UsageError('error: no objects passed to apply');
-  const { validateManifest } = await import('../validate.js');
-  for (const { obj, source } of manifests) {
-    ctx.checkNamespace(obj);
-    if (ctx.validating) validateManifest(obj, source);
-  }
   const out = parseOutput(g.output, g.template);
   const dry = ctx.dryRun;
   let failed = 0;

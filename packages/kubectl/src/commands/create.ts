@@ -9,9 +9,6 @@ import { Ctx, apiVersionOf, dryRunSuffix, kindRef, parseLabels, pathOf, type Obj
 import { resourcePath, type Mapping } from '../discovery.js';
 import { parseOutput, printObjects } from '../print/printers.js';
 
-/** Client-side validation, loaded when a command writes (it brings the API schemas, which reads need not load). */
-const validator = async (ctx: Ctx) => (ctx.validating ? (await import('../validate.js')).validateManifest : () => undefined);
-
 /** Sends (or, for a client dry run, only prints) one new object; prints kubectl's line or the `-o` form. */
 export async function emit(ctx: Ctx, obj: Obj, verb: string, manager: string, mapping?: Mapping): Promise<Obj> {
   const m = mapping ?? (await ctx.mappingFor(obj, verb));
@@ -28,16 +25,12 @@ export async function emit(ctx: Ctx, obj: Obj, verb: string, manager: string, ma
 }
 
 /** What a client dry run prints for a generated object, as kubectl's generators leave it. */
-function generated(obj: Obj, withStatus = true): Obj {
-  return { ...obj, metadata: { creationTimestamp: null, ...obj.metadata }, ...(withStatus ? { status: {} } : {}) };
+function generated(obj: Obj, status: Obj | undefined = {}): Obj {
+  return { ...obj, metadata: { creationTimestamp: null, ...obj.metadata }, ...(status ? { status } : {}) };
 }
 
 export async function createFromFiles(ctx: Ctx): Promise<number> {
-  const manifests = ctx.readManifests();
-  for (const { obj, source } of manifests) {
-    ctx.checkNamespace(obj);
-    (await validator(ctx))(obj, source);
-  }
+  const manifests = await ctx.manifestsToWrite();
   let failed = 0;
   for (const { obj, source } of manifests) {
     const m = await ctx.mappingFor(obj, source);
@@ -137,8 +130,8 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
     default:
       throw new UsageError(`error: unknown type "${kind}" for create (namespace, configmap, secret generic, serviceaccount, deployment, job, cronjob, service)`);
   }
-  (await validator(ctx))(obj, 'create');
-  await emit(ctx, ctx.dryRun === 'client' ? generated(obj, 'status' in obj) : stripGenerated(obj), 'created', 'kubectl-create');
+  await ctx.validate(obj, 'create');
+  await emit(ctx, ctx.dryRun === 'client' ? generated(obj, 'status' in obj ? obj.status : undefined) : stripGenerated(obj), 'created', 'kubectl-create');
   return 0;
 }
 
@@ -238,7 +231,7 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
       obj = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { labels, name }, spec: { jobTemplate: { metadata: { name }, spec: { template: { metadata: { labels }, spec: podSpec } } }, schedule: g.schedule } };
       break;
   }
-  (await validator(ctx))(obj, 'run');
+  await ctx.validate(obj, 'run');
   await emit(ctx, ctx.dryRun === 'client' ? generated(obj) : obj, 'created', 'kubectl-run');
   return 0;
 }
@@ -281,9 +274,9 @@ export async function expose(ctx: Ctx, rest: string[]): Promise<number> {
       ...(g.type ? { type: g.type } : {}),
     },
   };
-  (await validator(ctx))(svc, 'expose');
+  await ctx.validate(svc, 'expose');
   const m = await ctx.mapping('services');
-  await emit(ctx, ctx.dryRun === 'client' ? { ...svc, metadata: { creationTimestamp: null, ...svc.metadata }, status: { loadBalancer: {} } } : svc, 'exposed', 'kubectl-expose', m);
+  await emit(ctx, ctx.dryRun === 'client' ? generated(svc, { loadBalancer: {} }) : svc, 'exposed', 'kubectl-expose', m);
   return 0;
 }
 
@@ -291,11 +284,7 @@ export async function expose(ctx: Ctx, rest: string[]): Promise<number> {
 export async function replace(ctx: Ctx, args: string[]): Promise<number> {
   if (args.length) throw new UsageError(`error: Unexpected args: [${args.join(' ')}]`);
   if (!ctx.g.filenames.length) throw new UsageError('error: must specify --filename to replace');
-  const manifests = ctx.readManifests();
-  for (const { obj, source } of manifests) {
-    ctx.checkNamespace(obj);
-    (await validator(ctx))(obj, source);
-  }
+  const manifests = await ctx.manifestsToWrite();
   let failed = 0;
   for (const { obj, source } of manifests) {
     const m = await ctx.mappingFor(obj, source);

@@ -24,12 +24,7 @@ function masked(o: Obj | undefined): string {
 export async function diff(ctx: Ctx, args: string[]): Promise<number> {
   if (args.length) throw new UsageError(`error: Unexpected args: [${args.join(' ')}]`);
   if (!ctx.g.filenames.length) throw new UsageError('error: the path "" does not exist');
-  const manifests = ctx.readManifests();
-  const { validateManifest } = await import('../validate.js');
-  for (const { obj, source } of manifests) {
-    ctx.checkNamespace(obj);
-    if (ctx.validating) validateManifest(obj, source);
-  }
+  const manifests = await ctx.manifestsToWrite();
   const root = mkdtempSync(join(tmpdir(), 'kubectl-diff-'));
   const live = join(root, 'LIVE');
   const merged = join(root, 'MERGED');

@@ -48,23 +48,21 @@ async function fetchTable(ctx: Ctx, t: Target, wide: boolean, prefixKind: boolea
   const sortBy = ctx.g.sortBy;
   const query = { ...(t.name ? {} : tableQuery(ctx)), includeObject: sortBy ? 'Object' : 'Metadata' };
   const table = await ctx.client.request<Obj>({ path: pathOf(t), query, accept: TABLE_ACCEPT });
-  if (sortBy && Array.isArray(table.rows)) {
-    const keyed = (table.rows as Obj[]).map((r) => ({ r, o: r.object as Obj }));
-    sortObjects(keyed.map((k) => k.o), sortBy, (sorted) => (table.rows = sorted.map((o) => keyed.find((k) => k.o === o)!.r)));
-  }
+  if (sortBy && Array.isArray(table.rows)) sortItems(table.rows as Obj[], sortBy, (r) => r.object as Obj);
   return rowsOf(ctx, t, table, wide, prefixKind);
 }
 
-/** `--sort-by=<jsonpath>`: numbers (and quantities' digits) by value, the rest as text, objects without the field first. */
-function sortObjects(objs: Obj[], expr: string, done?: (sorted: Obj[]) => void): void {
-  const keyOf = (o: Obj) => select(relaxed(expr), o)[0];
+/** `--sort-by=<jsonpath>` over items (objects, or table rows through `objectOf`): numbers by value, the rest as text, those without the field first. */
+function sortItems<T>(items: T[], expr: string, objectOf: (x: T) => Obj): void {
+  const path = relaxed(expr);
   const cmp = (a: unknown, b: unknown) => {
     if (a === undefined || b === undefined) return a === b ? 0 : a === undefined ? -1 : 1;
     if (typeof a === 'number' && typeof b === 'number') return a - b;
     return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
   };
-  objs.sort((x, y) => cmp(keyOf(x), keyOf(y)));
-  done?.(objs);
+  const keyed = items.map((x) => ({ x, k: select(path, objectOf(x))[0] }));
+  keyed.sort((a, b) => cmp(a.k, b.k));
+  keyed.forEach((e, i) => (items[i] = e.x));
 }
 
 export async function get(ctx: Ctx, args: string[]): Promise<number> {
@@ -87,7 +85,7 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
     }
     const single = targets.length === 1 && !!targets[0]!.name;
     if (single && !objs.length) return 0;
-    if (g.sortBy) sortObjects(objs, g.sortBy);
+    if (g.sortBy) sortItems(objs, g.sortBy, (o) => o);
     // As kubectl: the printers other than tables print an empty List rather than "No resources found".
     ctx.io.out(printObjects(out, objs, single, { showManagedFields: g.showManagedFields, noHeaders: g.noHeaders, nameOf: (o) => `${kindRef(targets.find((t) => t.mapping.kind === o.kind)!.mapping)}/${o.metadata.name}` }));
     return 0;

@@ -14,6 +14,7 @@ import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
 import type { Controller, ControllerContext } from '../../context.js';
+import { runEvery } from '../periodic.js';
 import { tolerates, type Taint, type Toleration } from '@kubeling/component-helpers';
 
 type Obj = Record<string, any>;
@@ -59,20 +60,7 @@ export class NodeLifecycleController implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     const log = this.ctx.log.child({ controller: this.name });
-    while (!signal.aborted) {
-      try {
-        await this.monitor();
-      } catch (e) {
-        log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed');
-      }
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, this.monitorPeriodMs);
-        signal.addEventListener('abort', () => {
-          clearTimeout(t);
-          r();
-        }, { once: true });
-      });
-    }
+    await runEvery(signal, this.monitorPeriodMs, () => this.monitor(), (e) => log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed'));
   }
 
   private heartbeat(node: KubeObject): string {

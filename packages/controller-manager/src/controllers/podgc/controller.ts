@@ -11,6 +11,7 @@ import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, rfc3339 } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
 import type { Controller, ControllerContext, PodGCSettings } from '../../context.js';
+import { runEvery } from '../periodic.js';
 
 type Obj = Record<string, any>;
 
@@ -60,20 +61,7 @@ export class PodGCController implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     const log = this.ctx.log.child({ controller: this.name });
-    while (!signal.aborted) {
-      try {
-        await this.gc(Date.now());
-      } catch (e) {
-        log.warn({ err: String((e as Error).message ?? e) }, 'pod gc failed');
-      }
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, this.o.periodMs);
-        signal.addEventListener('abort', () => {
-          clearTimeout(t);
-          r();
-        }, { once: true });
-      });
-    }
+    await runEvery(signal, this.o.periodMs, () => this.gc(Date.now()), (e) => log.warn({ err: String((e as Error).message ?? e) }, 'pod gc failed'));
   }
 
   async gc(now: number): Promise<void> {
