@@ -13,6 +13,7 @@ test('a listener per TCP port of each Service with a cluster IP, backed by the e
       svc('headless', { clusterIP: 'None', ports: [{ port: 80 }] }),
       svc('ext', { type: 'ExternalName', externalName: 'example.com' }),
       svc('empty', { clusterIP: '127.1.0.11', ports: [{ port: 8080 }] }),
+      svc('outside', { clusterIP: '10.96.0.10', ports: [{ port: 53 }] }),
     ],
     [eps('web', [{ addresses: [{ ip: '127.2.1.5' }, { ip: '127.2.2.7' }], ports: [{ name: 'http', port: 8080 }, { name: 'metrics', port: 9100 }] }])],
   );

@@ -27,6 +27,8 @@ export function desiredListeners(services: readonly KubeObject[], endpoints: rea
     const spec = (s.spec ?? {}) as Obj;
     const ip = spec.clusterIP as string | undefined;
     if (!ip || ip === 'None' || spec.type === 'ExternalName') continue;
+    // Only loopback addresses are listened on: nothing this proxy opens is reachable from off the machine.
+    if (!ip.startsWith('127.')) continue;
     const name = `${s.metadata.namespace}/${s.metadata.name}`;
     const subsets = ((eps.get(name) as Obj | undefined)?.subsets ?? []) as Obj[];
     for (const p of (spec.ports ?? []) as Obj[]) {
