@@ -288,7 +288,8 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   assert.match(d, /^Name: +solo\nNamespace: +gen\n/);
   assert.match(d, /\nStatus: +Running\n/);
   assert.match(d, /\nContainers:\n {2}solo:\n/);
-  assert.match(d, /\nEvents:\n {2}Type +Reason +Age +From +Message\n {2}---- +------ +---- +---- +-------\n {2}Normal +Scheduled +\S+ +default-scheduler +Successfully assigned gen\/solo to cmp-1\n/);
+  // Events in the same second keep the order they were written in, and the kubelet's may come before the scheduler's.
+  assert.match(d, /\nEvents:\n {2}Type +Reason +Age +From +Message\n {2}---- +------ +---- +---- +-------\n( {2}\S.*\n)*? {2}Normal +Scheduled +\S+ +default-scheduler +Successfully assigned gen\/solo to cmp-1\n/);
   await waitFor(async () => (await json('get', 'deployment', 'web')).status?.availableReplicas === 3, 60_000, 'web available');
   assert.match((await k('describe', 'deployment', 'web')).stdout, /\nReplicas: +3 desired \| 3 updated \| 3 total \| 3 available \| 0 unavailable\n[\s\S]*\nNewReplicaSet: +web-\w+ \(3\/3 replicas created\)\n[\s\S]*ScalingReplicaSet/);
 

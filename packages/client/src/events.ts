@@ -62,7 +62,8 @@ export class EventRecorder {
         this.seen.delete(key);
       }
     }
-    const name = `${obj.metadata.name}.${(Date.now() * 1e6 + Math.floor(Math.random() * 1e6)).toString(16)}`;
+    // As upstream: the name carries the time in nanoseconds, in hex (BigInt, as a double would drop the low digits).
+    const name = `${obj.metadata.name}.${(BigInt(Date.now()) * 1_000_000n + BigInt(Math.floor(Math.random() * 1e6))).toString(16)}`;
     await this.client.post(`/api/v1/namespaces/${namespace}/events`, {
       apiVersion: 'v1',
       kind: 'Event',
