@@ -29,6 +29,8 @@ command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v etcdctl >/dev/null 2>&1 || missing+=(etcd-client)
 optional=()
 if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import kubernetes' >/dev/null 2>&1; then optional+=(python3-kubernetes); fi
+# The Python client's exec streams need websocket-client.
+if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import websocket' >/dev/null 2>&1; then optional+=(python3-websocket); fi
 # The kubelet suite also runs against real containerd where we are root (a
 # hermetic instance per test; nothing is started by the packages themselves).
 if [ -n "${ENSURE_TEST_DEPS:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

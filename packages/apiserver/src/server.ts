@@ -4,6 +4,8 @@
  * served resource, and the HTTP surface (resources, discovery, health, version,
  * metrics). `main.ts` parses flags, listens and handles signals.
  */
+import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { resources } from '@kubeling/api';
@@ -24,6 +26,7 @@ import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
 import { BODY_TYPES, PATCH_TYPES, encode, wantsYaml } from './http/codec.js';
 import { aggregatedDiscovery, aggregatedVersionWanted, AGGREGATED_V2, AGGREGATED_V2BETA1, apiGroup, apiGroupList, apiResourceList, apiVersions } from './http/discovery.js';
 import { handleResource, type Registry } from './http/resource-handler.js';
+import { upgrades } from './http/kubelet-proxy.js';
 import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
@@ -201,6 +204,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         lookup: { serviceAccount: (ns, n) => cached('/v1/serviceaccounts', ns, n), pod: (ns, n) => cached('/v1/pods', ns, n) },
       })
     : undefined;
+  const upgradedHooks: ((req: FastifyRequest) => void)[] = [];
   let authenticator: Authenticator | undefined;
   let rbac: RbacAuthorizer | undefined;
   let authorizer: Authorizer | undefined;
@@ -263,7 +267,20 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       }, 'audit');
     };
     app.addHook('onResponse', async (req, reply) => line(req, reply.statusCode, 'ResponseComplete', reply.elapsedTime));
+    upgradedHooks.push((req) => line(req, 101, 'ResponseStarted', 0));
   }
+  upgradedHooks.push((req) => metrics.request(req.k8s?.verb ?? req.method.toLowerCase(), req.k8s?.resource ?? '', req.k8s?.subresource ?? '', 101, 0));
+
+  // Upgrade requests (exec) go through the same routing, hooks and handlers; a
+  // response bound to their socket carries any refusal as an ordinary answer.
+  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrades.set(req, { socket, head });
+    socket.on('error', () => socket.destroy());
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as never);
+    res.on('finish', () => socket.end());
+    app.routing(req, res);
+  });
 
   // ---- health, version, metrics ----------------------------------------------
   const healthz = async (_req: FastifyRequest, reply: FastifyReply) => {
@@ -339,7 +356,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (!info.isResourceRequest) throw notFoundPath();
     const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
     if (!def) throw notFoundPath();
-    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), ...(saTokens ? { saTokens } : {}), ...(authenticator ? { authenticator } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800, ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}) } });
+    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), ...(saTokens ? { saTokens } : {}), ...(authenticator ? { authenticator } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800, ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}), upgraded: (r) => upgradedHooks.forEach((h) => h(r)) } });
   };
   for (const prefix of ['/api/v1/*', '/apis/:group/:version/*']) {
     app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: prefix, handler: resourceRoute });

@@ -5,3 +5,4 @@ export * from './workqueue.js';
 export * from './leaderelection.js';
 export * from './events.js';
 export * from './component.js';
+export * from './remotecommand.js';

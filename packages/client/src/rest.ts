@@ -10,6 +10,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { StatusError, failure, internalError, type Status } from '@kubeling/apimachinery';
+import WebSocket from 'ws';
 import type { ClientConfig } from './kubeconfig.js';
 
 export interface RequestOptions {
@@ -126,6 +127,37 @@ export class RestClient {
       if (this.config.impersonate.groups.length) h['impersonate-group'] = this.config.impersonate.groups;
     }
     return h;
+  }
+
+  /**
+   * Opens a WebSocket (exec and other streaming subresources) with this
+   * client's credentials and TLS settings. Resolves once upgraded; a refused
+   * upgrade rejects with the server's Status as a StatusError.
+   */
+  websocket(path: string, query: URLSearchParams, protocols: readonly string[]): Promise<WebSocket> {
+    const u = new URL(path, this.base);
+    u.search = query.toString();
+    u.protocol = this.base.protocol === 'https:' ? 'wss:' : 'ws:';
+    const ws = new WebSocket(u, [...protocols], {
+      headers: this.headers({ path }, undefined) as Record<string, string>,
+      perMessageDeflate: false,
+      ...(this.config.ca ? { ca: this.config.ca } : {}),
+      ...(this.config.cert ? { cert: this.config.cert } : {}),
+      ...(this.config.key ? { key: this.config.key } : {}),
+      rejectUnauthorized: !this.config.insecureSkipTLSVerify,
+      ...(this.config.tlsServerName ? { servername: this.config.tlsServerName } : {}),
+    });
+    this.requestCount++;
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(ws));
+      ws.once('unexpected-response', (_req, res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => reject(toStatusError({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })));
+        res.on('error', reject);
+      });
+      ws.once('error', reject);
+    });
   }
 
   url(path: string, query?: RequestOptions['query']): string {

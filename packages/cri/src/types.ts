@@ -171,6 +171,15 @@ export interface ExecSyncResponse {
  * gRPC client implements it against any CRI server; kubeling's runtime
  * implements it directly (and is served over gRPC by `serveCri`).
  */
+export interface ExecRequest {
+  container_id: string;
+  cmd: string[];
+  tty: boolean;
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
+
 export interface CriRuntime {
   version(): Promise<VersionResponse>;
   status(): Promise<RuntimeCondition[]>;
@@ -187,6 +196,8 @@ export interface CriRuntime {
   listContainers(filter?: ContainerFilter): Promise<Container[]>;
   containerStatus(id: string): Promise<ContainerStatus>;
   execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse>;
+  /** A streaming exec: the URL of the runtime's streaming server that runs it once upgraded. */
+  exec(req: ExecRequest): Promise<{ url: string }>;
   listImages(): Promise<Image[]>;
   /** The image if present, else undefined. */
   imageStatus(image: ImageSpec): Promise<Image | undefined>;

@@ -14,6 +14,7 @@ import { createFromFiles, createGenerator, expose, replace, run as runCmd } from
 import { del } from './commands/delete.js';
 import { diff } from './commands/diff.js';
 import { describe } from './commands/describe.js';
+import { exec, ExitCodeError } from './commands/exec.js';
 import { explain } from './commands/explain.js';
 import { get } from './commands/get.js';
 import { apiResources, apiVersions, clusterInfo, logs, version } from './commands/misc.js';
@@ -56,6 +57,7 @@ const COMMANDS: Record<string, Command> = {
   rollout,
   wait,
   logs,
+  exec,
   explain,
   auth,
   config,
@@ -70,7 +72,7 @@ Deploy Commands:
 Cluster Management Commands:
   cluster-info
 Troubleshooting and Debugging Commands:
-  describe, logs, auth can-i, auth whoami
+  describe, logs, exec, auth can-i, auth whoami
 Advanced Commands:
   apply, diff, patch, replace, wait
 Settings Commands:
@@ -89,6 +91,10 @@ function report(io: IO, e: unknown): number {
     return 1;
   }
   const msg = (e as Error).message ?? String(e);
+  if (e instanceof ExitCodeError) {
+    io.err(`${msg}\n`);
+    return e.code;
+  }
   if (e instanceof UsageError || e instanceof PathSegmentError) {
     io.err(`${/^(error|Error|You must|Warning)/.test(msg) ? '' : 'error: '}${msg}\n`);
     return 1;

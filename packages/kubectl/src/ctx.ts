@@ -24,6 +24,8 @@ export interface IO {
   signal?: AbortSignal;
   /** Standard input, for `-f -` (defaults to the process's). */
   stdin?: () => string;
+  /** Standard input as a stream, for `exec -i` (defaults to the process's). */
+  stdinStream?: NodeJS.ReadableStream;
   /** Runs the editor on a file (edit); defaults to `$EDITOR` through a shell. */
   edit?: (file: string) => number;
 }

@@ -75,6 +75,8 @@ export interface Flags {
   // logs
   tail?: string;
   container?: string;
+  stdin: boolean;
+  tty: boolean;
   follow: boolean;
   previous: boolean;
   timestamps: boolean;
@@ -170,6 +172,8 @@ const table: [names: string[], key: keyof Flags, kind: Kind][] = [
   [['--timestamps'], 'timestamps', 'bool'],
   [['--since'], 'since', 'string'],
   [['--all-containers'], 'allContainers', 'bool'],
+  [['--stdin', '-i'], 'stdin', 'bool'],
+  [['--tty', '-t'], 'tty', 'bool'],
   [['--patch'], 'patch', 'string'],
   [['--for'], 'for', 'string'],
   [['--to-revision'], 'toRevision', 'string'],
@@ -198,6 +202,8 @@ export function emptyFlags(): Flags {
   return {
     asGroup: [],
     insecureSkipTlsVerify: false,
+    stdin: false,
+    tty: false,
     allNamespaces: false,
     filenames: [],
     recursive: false,

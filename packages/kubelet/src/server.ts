@@ -2,12 +2,16 @@
  * The kubelet's HTTP server (kubernetes pkg/kubelet/server): /healthz, /pods,
  * /metrics, and /containerLogs/<namespace>/<pod>/<container> with follow,
  * tailLines, sinceSeconds, limitBytes, previous and timestamps — the endpoint
- * behind the apiserver's pods/log. Errors are Status objects like upstream's.
+ * behind the apiserver's pods/log — and /exec/<namespace>/<pod>/<container>,
+ * a WebSocket upgrade proxied to the runtime's streaming server (the URL CRI
+ * Exec returns). Errors are Status objects like upstream's.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { RestClient } from '@kubeling/client';
+import { dialUpgrade, isWebSocketUpgrade, readText, spliceUpgrade } from '@kubeling/client/remotecommand';
 import { open, stat } from 'node:fs/promises';
 import type { KubeObject } from '@kubeling/api';
 import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/cri';
@@ -81,6 +85,19 @@ export class KubeletServer {
         });
     };
     this.server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCA, requestCert: true, rejectUnauthorized: false }, handler) : createServer(handler);
+    // Upgrades get a response on their socket, so refusals are ordinary HTTP answers.
+    this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const res = new ServerResponse(req);
+      res.assignSocket(socket as never);
+      res.on('finish', () => socket.end());
+      socket.on('error', () => socket.destroy());
+      this.guard(req, res)
+        .then((ok) => (ok ? this.upgrade(req, res, socket, head) : undefined))
+        .catch((e) => {
+          if (!res.headersSent) status(res, 500, 'InternalError', (e as Error).message);
+          else socket.destroy();
+        });
+    });
     return new Promise((resolve) =>
       this.server!.listen(this.o.port, this.o.address, () => {
         const a = this.server!.address();
@@ -156,6 +173,31 @@ export class KubeletServer {
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (m) return this.logs(req, res, decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), decodeURIComponent(m[3]!), url.searchParams);
     status(res, 404, 'NotFound', 'the server could not find the requested resource');
+  }
+
+  private async upgrade(req: IncomingMessage, res: ServerResponse, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://kubelet');
+    const m = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+    if (!m) return status(res, 404, 'NotFound', 'the server could not find the requested resource');
+    if (!isWebSocketUpgrade(req.headers)) return status(res, 400, 'BadRequest', 'only WebSocket upgrades are served (v5.channel.k8s.io, v4.channel.k8s.io)');
+    const [ns, podName, container] = [m[1]!, m[2]!, m[3]!].map(decodeURIComponent) as [string, string, string];
+    const q = url.searchParams;
+    const pod = this.o.pods.podByName(ns, podName);
+    if (!pod) return status(res, 404, 'NotFound', `pod ${podName} not found`);
+    const running = (await this.containerInstances(pod, container)).find((c) => c.state === 'CONTAINER_RUNNING');
+    if (!running) return status(res, 404, 'NotFound', `container not found ("${container}")`);
+    const cmd = q.getAll('command');
+    let exec: { url: string };
+    try {
+      exec = await this.o.runtime.exec({ container_id: running.id, cmd, tty: q.get('tty') === '1', stdin: q.get('input') === '1', stdout: q.get('output') === '1', stderr: q.get('error') === '1' });
+    } catch (e) {
+      return status(res, 500, 'InternalError', `error executing command in container: ${(e as Error).message}`);
+    }
+    const up = await dialUpgrade(req.headers, { url: new URL(exec.url) }).catch((e: Error) => e);
+    if (up instanceof Error) return status(res, 500, 'InternalError', `error reaching the runtime's streaming server: ${up.message}`);
+    if (!up.upgraded) return status(res, up.res.statusCode === 404 ? 404 : 400, up.res.statusCode === 404 ? 'NotFound' : 'BadRequest', (await readText(up.res)).trim() || `the runtime answered ${up.res.statusCode}`);
+    res.detachSocket(socket as never);
+    spliceUpgrade(socket, head, up);
   }
 
   private async containerInstances(pod: KubeObject, name: string): Promise<ContainerStatus[]> {

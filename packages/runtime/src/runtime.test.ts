@@ -1,7 +1,7 @@
 /**
  * The runtime through CRI over gRPC on a unix socket: images, sandboxes with
  * pod IPs, processes with exit codes and CRI logs, stop with SIGTERM/SIGKILL,
- * exec, and the hollow backend.
+ * exec (ExecSync, and Exec through the streaming server), and the hollow backend.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CriError, GrpcRuntime, parseCriLine, serveCri, type CriServer, type PodSandboxConfig } from '@kubeling/cri';
+import WebSocket from 'ws';
 import { KubelingRuntime } from './runtime.js';
 import { parseImageRef } from './images.js';
 
@@ -122,6 +123,54 @@ test('the nginx image serves on the pod IP; stop sends SIGTERM then SIGKILL (143
   await cri.stopContainer(trap, 1);
   assert.equal((await cri.containerStatus(trap)).exit_code, 137, 'SIGKILL after the timeout');
   assert.ok(Date.now() - t1 >= 900);
+  await cri.removePodSandbox(sb);
+});
+
+/** Runs one exec over the streaming server: each channel's bytes, and the final Status. */
+async function streamExec(url: string, protocol: string, stdin?: string): Promise<{ channels: Record<number, string>; status: Record<string, any> | undefined }> {
+  const ws = new WebSocket(url.replace(/^http/, 'ws'), [protocol]);
+  const channels: Record<number, string> = {};
+  let status: Record<string, any> | undefined;
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', () => {
+      assert.equal(ws.protocol, protocol);
+      if (stdin !== undefined) {
+        ws.send(Buffer.concat([Buffer.from([0]), Buffer.from(stdin)]));
+        ws.send(Buffer.from([255, 0]));
+      }
+    });
+    ws.on('message', (d: Buffer) => {
+      if (d[0] === 3) status = JSON.parse(d.subarray(1).toString());
+      else channels[d[0]!] = (channels[d[0]!] ?? '') + d.subarray(1).toString();
+    });
+    ws.on('close', () => resolve());
+    ws.on('error', reject);
+  });
+  return { channels, status };
+}
+
+test('Exec: a single-use streaming URL; stdout and stderr on their channels, stdin closed by v5, exit codes in the final Status', async () => {
+  await cri.pullImage({ image: 'busybox' });
+  const cfg = sandboxConfig('shell');
+  const sb = await cri.runPodSandbox(cfg);
+  const c = await cri.createContainer(sb, { metadata: { name: 'sh', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '30'], envs: [{ key: 'WHO', value: Buffer.from('me') }] }, cfg);
+  await cri.startContainer(c);
+  const { url } = await cri.exec({ container_id: c, cmd: ['sh', '-c', 'echo "$WHO"; echo oops >&2; exit 2'], tty: false, stdin: false, stdout: true, stderr: true });
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/exec\/[\w-]+$/);
+  const r = await streamExec(url, 'v4.channel.k8s.io');
+  assert.deepEqual(r.channels, { 1: 'me\n', 2: 'oops\n' });
+  assert.equal(r.status?.reason, 'NonZeroExitCode');
+  assert.deepEqual(r.status?.details?.causes, [{ reason: 'ExitCode', message: '2' }]);
+  // The token was used: a second connection is refused.
+  await assert.rejects(streamExec(url, 'v4.channel.k8s.io'), /Unexpected server response: 404/);
+  const cat = await cri.exec({ container_id: c, cmd: ['cat'], tty: false, stdin: true, stdout: true, stderr: true });
+  assert.deepEqual(await streamExec(cat.url, 'v5.channel.k8s.io', 'typed'), { channels: { 1: 'typed' }, status: { metadata: {}, status: 'Success' } });
+  // A tty has no stderr of its own: it comes on stdout.
+  const tty = await cri.exec({ container_id: c, cmd: ['sh', '-c', 'echo e >&2'], tty: true, stdin: false, stdout: true, stderr: false });
+  assert.deepEqual((await streamExec(tty.url, 'v5.channel.k8s.io')).channels, { 1: 'e\n' });
+  await assert.rejects(cri.exec({ container_id: c, cmd: [], tty: false, stdin: false, stdout: true, stderr: false }), /cmd must not be empty/);
+  await cri.stopContainer(c, 0);
+  await assert.rejects(cri.exec({ container_id: c, cmd: ['true'], tty: false, stdin: false, stdout: true, stderr: false }), /is not running/);
   await cri.removePodSandbox(sb);
 });
 

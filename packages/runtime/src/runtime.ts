@@ -32,6 +32,7 @@ import {
   type ContainerState,
   type ContainerStatus,
   type CriRuntime,
+  type ExecRequest,
   type ExecSyncResponse,
   type Image,
   type ImageSpec,
@@ -42,6 +43,7 @@ import {
   type RuntimeCondition,
 } from '@kubeling/cri';
 import { catalogImage, imageId, parseImageRef } from './images.js';
+import { StreamingServer, type ExecSession } from './streaming.js';
 
 export interface RuntimeOptions {
   backend: 'process' | 'hollow';
@@ -134,6 +136,7 @@ export class KubelingRuntime implements CriRuntime {
   private readonly containers = new Map<string, Ctr>();
   private readonly images = new Map<string, Image>();
   private readonly ips: IpPool;
+  private readonly streaming = new StreamingServer((req) => this.startExec(req));
 
   constructor(private readonly o: RuntimeOptions) {
     this.ips = new IpPool(o.podCIDR);
@@ -419,6 +422,47 @@ export class KubelingRuntime implements CriRuntime {
     });
   }
 
+  async exec(req: ExecRequest): Promise<{ url: string }> {
+    const c = this.ctr(req.container_id);
+    if (c.state !== 'CONTAINER_RUNNING') throw new CriError(9, `container ${req.container_id} is not running`);
+    if (!req.cmd?.length) throw new CriError(3, 'cmd must not be empty');
+    if (!req.stdin && !req.stdout && !req.stderr) throw new CriError(3, 'one of stdin, stdout, or stderr must be set');
+    return { url: await this.streaming.execUrl(req) };
+  }
+
+  /** Runs an exec for the streaming server: a process in the container's directory with its environment. */
+  private startExec(req: ExecRequest): ExecSession {
+    const c = this.ctr(req.container_id);
+    if (c.state !== 'CONTAINER_RUNNING') throw new Error(`container ${req.container_id} is not running`);
+    if (this.o.backend === 'hollow') {
+      return { onStdout: () => undefined, onStderr: () => undefined, exited: Promise.resolve(0), kill: () => undefined };
+    }
+    const p = spawn(req.cmd[0]!, req.cmd.slice(1), { cwd: c.cwd, env: c.env, stdio: [req.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
+    p.stdin?.on('error', () => undefined);
+    const exited = new Promise<number | string>((resolve) => {
+      p.once('error', (e) =>
+        // What containerd and runc report for a command that cannot start.
+        resolve(`Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "${req.cmd[0]}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'executable file not found in $PATH' : e.message}: unknown`),
+      );
+      p.once('close', (code, signal) => resolve(exitCode(code, signal)));
+    });
+    return {
+      stdin: (b) => p.stdin?.write(b),
+      endStdin: () => p.stdin?.end(),
+      onStdout: (cb) => p.stdout!.on('data', cb),
+      onStderr: (cb) => p.stderr!.on('data', cb),
+      exited,
+      kill: () => {
+        if (p.exitCode !== null || p.signalCode !== null || p.pid === undefined) return;
+        try {
+          process.kill(-p.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      },
+    };
+  }
+
   // ---- images ---------------------------------------------------------------------
 
   async listImages(): Promise<Image[]> {
@@ -456,6 +500,7 @@ export class KubelingRuntime implements CriRuntime {
 
   /** Stops every process (the runtime is going away). */
   async shutdown(): Promise<void> {
+    this.streaming.close();
     for (const sb of [...this.sandboxes.values()]) await this.stopPodSandbox(sb.id);
   }
 }

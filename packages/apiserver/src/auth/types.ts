@@ -36,6 +36,7 @@ export function forbiddenMessage(a: Attributes): string {
   const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
   const what = `${who} cannot ${a.verb} resource "${resource}" in API group "${a.apiGroup ?? ''}"`;
   const scope = a.namespace ? `in the namespace "${a.namespace}"` : 'at the cluster scope';
-  const gr = a.apiGroup ? `${resource}.${a.apiGroup}` : resource;
+  // The prefix names the resource alone, as upstream's NewForbidden(GroupResource) does.
+  const gr = a.apiGroup ? `${a.resource}.${a.apiGroup}` : a.resource;
   return a.name ? `${gr} "${a.name}" is forbidden: ${what} ${scope}` : `${gr} is forbidden: ${what} ${scope}`;
 }

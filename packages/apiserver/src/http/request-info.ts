@@ -87,3 +87,11 @@ export function parseRequestInfo(method: string, path: string, query: Record<str
   else if (m === 'DELETE') info.verb = info.name ? 'delete' : 'deletecollection';
   return info;
 }
+
+export type Query = Record<string, string | string[] | undefined>;
+
+/** A query parameter's first value. */
+export const q1 = (q: Query, k: string): string | undefined => {
+  const v = q[k];
+  return Array.isArray(v) ? v[0] : v;
+};

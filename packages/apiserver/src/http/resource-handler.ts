@@ -4,8 +4,6 @@
  * are decoded here so that every failure is a Status (see codec.ts); objects are
  * validated by the store's strategy, never by route schemas.
  */
-import { get as httpGet, type IncomingMessage } from 'node:http';
-import { get as httpsGet } from 'node:https';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ResourceDef } from '@kubeling/api';
 import {
@@ -20,11 +18,11 @@ import {
   notFoundPath,
   parseBool,
   rfc3339,
-  serviceUnavailable,
   successStatus,
   unsupportedMediaType,
 } from '@kubeling/apimachinery';
-import type { RequestInfo } from './request-info.js';
+import { q1, type Query, type RequestInfo } from './request-info.js';
+import { podExec, podLogs } from './kubelet-proxy.js';
 import { BODY_TYPES, PATCH_TYPES, checkObjectBody, encode, fieldValidationOf, mediaType, parseBody, wantsYaml, type FieldValidation } from './codec.js';
 import type { DeleteOptions, ListOptions, Store, WriteContext } from '../registry/store.js';
 import type { EtcdStorage } from '../storage/etcd.js';
@@ -45,7 +43,13 @@ export interface HandlerContext {
   def: ResourceDef;
   registry: Registry;
   storage: EtcdStorage;
-  opts: { bookmarkIntervalMs: number; minRequestTimeoutSeconds: number; kubeletClient?: { cert: string; key: string; ca?: string } };
+  opts: {
+    bookmarkIntervalMs: number;
+    minRequestTimeoutSeconds: number;
+    kubeletClient?: { cert: string; key: string; ca?: string };
+    /** Called when a request was upgraded and handed over (no response hooks run for it). */
+    upgraded?: (req: FastifyRequest) => void;
+  };
   /** Undefined: every request is allowed (no authentication configured). */
   authorizer?: Authorizer;
   rbac?: RbacAuthorizer;
@@ -53,11 +57,6 @@ export interface HandlerContext {
   authenticator?: Authenticator;
 }
 
-type Query = Record<string, string | string[] | undefined>;
-const q1 = (q: Query, k: string): string | undefined => {
-  const v = q[k];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 function send(c: HandlerContext, code: number, body: unknown, warnings: string[] = []) {
   for (const w of warnings) c.reply.header('Warning', `299 - ${JSON.stringify(w)}`);
@@ -315,6 +314,8 @@ async function handleSubresource(c: HandlerContext, store: Store, ns: string | u
       return binding(c, store, ns);
     case 'log':
       return podLogs(c, store, ns);
+    case 'exec':
+      return podExec(c, store, ns);
     case 'token':
       return tokenRequest(c, store, ns);
     default:
@@ -405,78 +406,6 @@ async function tokenRequest(c: HandlerContext, store: Store, ns: string | undefi
     spec: { audiences, expirationSeconds: exp, boundObjectRef: ref ? { ...ref, apiVersion: 'v1', ...(pod ? { uid: pod.metadata.uid } : {}) } : null },
     status: { token: t.token, expirationTimestamp: rfc3339(t.expirationTimestamp) },
   });
-}
-
-const LOG_PARAMS = ['follow', 'previous', 'timestamps', 'tailLines', 'sinceSeconds', 'sinceTime', 'limitBytes'];
-
-/** GET pods/<name>/log: streamed from the kubelet of the pod's node (its /containerLogs endpoint). */
-async function podLogs(c: HandlerContext, store: Store, ns: string | undefined) {
-  const q = c.req.query as Query;
-  const pod = await store.get(ns, c.info.name);
-  const spec = (pod.spec ?? {}) as { nodeName?: string; containers?: { name: string }[]; initContainers?: { name: string }[] };
-  const names = (spec.containers ?? []).map((x) => x.name);
-  const inits = (spec.initContainers ?? []).map((x) => x.name);
-  let container = q1(q, 'container');
-  if (!container) {
-    if (names.length === 1) container = names[0]!;
-    else throw badRequest(`a container name must be specified for pod ${c.info.name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`);
-  }
-  if (!names.includes(container) && !inits.includes(container)) throw badRequest(`container ${container} is not valid for pod ${c.info.name}`);
-  for (const k of ['tailLines', 'sinceSeconds', 'limitBytes']) {
-    const v = q1(q, k);
-    if (v !== undefined && !/^\d+$/.test(v)) throw failure('Invalid', `PodLogOptions "" is invalid: ${k}: Invalid value: "${v}": must be a non-negative integer`);
-  }
-  if (!spec.nodeName) throw badRequest(`pod ${c.info.name} does not have a host assigned`);
-  const nodes = c.registry.get('/v1/nodes')!;
-  const node = await nodes.get(undefined, spec.nodeName).catch(() => undefined);
-  const st = (node?.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
-  const ip = st.addresses?.find((a) => a.type === 'InternalIP')?.address;
-  const port = st.daemonEndpoints?.kubeletEndpoint?.Port;
-  if (!ip || !port) throw serviceUnavailable(`no kubelet endpoint is known for node "${spec.nodeName}"`);
-  const params = new URLSearchParams();
-  for (const k of LOG_PARAMS) {
-    const v = q1(q, k);
-    if (v !== undefined) params.set(k, v);
-  }
-  const path = `/containerLogs/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`;
-  const kc = c.opts.kubeletClient;
-  let res: IncomingMessage;
-  try {
-    res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const common = { host: ip, port, path, method: 'GET', timeout: 10_000 };
-      // With a kubelet client certificate the kubelet is spoken to over HTTPS, as upstream's kubelet client does.
-      const req = kc
-        ? httpsGet({ ...common, cert: kc.cert, key: kc.key, ...(kc.ca ? { ca: kc.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }) }, resolve)
-        : httpGet(common, resolve);
-      req.on('error', reject);
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      c.req.raw.on('close', () => req.destroy());
-    });
-  } catch (e) {
-    throw serviceUnavailable(`the kubelet of node "${spec.nodeName}" could not be reached: ${(e as Error).message}`);
-  }
-  res.setTimeout(0);
-  const code = res.statusCode ?? 502;
-  if (code >= 300) {
-    const text = await new Promise<string>((resolve) => {
-      let b = '';
-      res.on('data', (d: Buffer) => (b += d.toString()));
-      res.on('end', () => resolve(b));
-      res.on('error', () => resolve(b));
-    });
-    let body: { message?: string } | undefined;
-    try {
-      body = JSON.parse(text) as { message?: string };
-    } catch {
-      body = text ? { message: text.trim() } : undefined;
-    }
-    const msg = body?.message ?? `the kubelet answered ${code}`;
-    if (code === 404) throw failure('NotFound', msg);
-    if (code === 400) throw badRequest(msg);
-    throw serviceUnavailable(msg);
-  }
-  c.reply.code(200).type('text/plain');
-  return c.reply.send(res);
 }
 
 function scaleOf(def: ResourceDef, obj: KubeObject) {

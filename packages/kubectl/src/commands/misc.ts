@@ -1,4 +1,4 @@
-/** `version`, `api-resources`, `api-versions`, `cluster-info` and `logs`. */
+/** `version`, `api-resources`, `api-versions`, `cluster-info` and `logs` (and the pod lookup `exec` shares). */
 import { UsageError } from '../flags.js';
 import { Ctx, pathOf, type Obj } from '../ctx.js';
 import { pathSegment } from '../discovery.js';
@@ -57,29 +57,42 @@ export async function clusterInfo(ctx: Ctx, args: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * The pod a `logs` or `exec` target names: `POD`, `pod/POD`, or `TYPE/NAME`
+ * of a workload or Service, whose pods (by selector) give the oldest running one.
+ */
+export async function podOf(ctx: Ctx, target: string, what: string): Promise<string> {
+  const ns = pathSegment(ctx.ns, 'namespace');
+  if (!target.includes('/')) return pathSegment(target);
+  const [type, name] = target.split('/') as [string, string];
+  const m = await ctx.mapping(type);
+  if (m.resource === 'pods') return pathSegment(name);
+  const owner = await ctx.client.get<Obj>(pathOf({ mapping: m, namespace: ns }, name));
+  const sel = owner.spec?.selector?.matchLabels ?? (m.resource === 'services' ? owner.spec?.selector : undefined) ?? owner.spec?.template?.metadata?.labels ?? {};
+  const labelSelector = Object.entries(sel as Record<string, string>).map(([a, b]) => `${a}=${b}`).join(',');
+  if (!labelSelector) throw new UsageError(`error: cannot ${what} ${m.kind}: selector is empty`);
+  const pods = ((await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods`, { labelSelector })).items ?? []) as Obj[];
+  pods.sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? -1 : 1));
+  if (!pods.length) throw new UsageError(`error: timed out waiting for the condition`);
+  const running = pods.find((p) => p.status?.phase === 'Running') ?? pods[0]!;
+  if (pods.length > 1) ctx.io.err(`Found ${pods.length} pods, using pod/${running.metadata.name}\n`);
+  return pathSegment(running.metadata.name);
+}
+
+/** The container a command uses without -c: the default-container annotation or the first, said when there is a choice. */
+export function defaultContainer(ctx: Ctx, pod: Obj): string {
+  const names = ((pod.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
+  const chosen = pod.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ?? names[0]!;
+  if (names.length > 1) ctx.io.err(`Defaulted container "${chosen}" out of: ${names.join(', ')}\n`);
+  return chosen;
+}
+
 export async function logs(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
   const [target, maybeContainer] = args;
   if (!target) throw new UsageError('error: expected \'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]\'.\nPOD or TYPE/NAME is a required argument for the logs command');
   const ns = pathSegment(ctx.ns, 'namespace');
-  let pod = target;
-  if (target.includes('/')) {
-    const [type, name] = target.split('/') as [string, string];
-    const m = await ctx.mapping(type);
-    if (m.resource === 'pods') pod = name;
-    else {
-      const owner = await ctx.client.get<Obj>(pathOf({ mapping: m, namespace: ns }, name));
-      const sel = owner.spec?.selector?.matchLabels ?? (m.resource === 'services' ? owner.spec?.selector : undefined) ?? owner.spec?.template?.metadata?.labels ?? {};
-      const labelSelector = Object.entries(sel as Record<string, string>).map(([a, b]) => `${a}=${b}`).join(',');
-      if (!labelSelector) throw new UsageError(`error: cannot get the logs from ${m.kind}: selector is empty`);
-      const pods = ((await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods`, { labelSelector })).items ?? []) as Obj[];
-      pods.sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? -1 : 1));
-      if (!pods.length) throw new UsageError(`error: timed out waiting for the condition`);
-      const running = pods.find((p) => p.status?.phase === 'Running') ?? pods[0]!;
-      pod = running.metadata.name;
-      if (pods.length > 1) ctx.io.err(`Found ${pods.length} pods, using pod/${pod}\n`);
-    }
-  }
+  const pod = await podOf(ctx, target, 'get the logs from');
   const container = g.container ?? maybeContainer;
   const query: Record<string, string> = {
     ...(g.tail !== undefined && g.tail !== '-1' ? { tailLines: g.tail } : {}),
@@ -88,15 +101,11 @@ export async function logs(ctx: Ctx, args: string[]): Promise<number> {
     ...(g.timestamps ? { timestamps: 'true' } : {}),
     ...(g.since ? { sinceSeconds: String(Math.ceil(ctx.duration(g.since, 0) / 1000)) } : {}),
   };
-  pod = pathSegment(pod);
   const p = await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods/${pod}`);
   const names = ((p.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
   let containers = container ? [container] : names.slice(0, 1);
   if (g.allContainers) containers = [...((p.spec?.initContainers ?? []) as Obj[]).map((c) => c.name as string), ...names];
-  else if (!container && names.length > 1) {
-    containers = [p.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ?? names[0]!];
-    ctx.io.err(`Defaulted container "${containers[0]}" out of: ${names.join(', ')}\n`);
-  }
+  else if (!container && names.length > 1) containers = [defaultContainer(ctx, p)];
   const streamOf = (c: string) => ctx.client.stream(`/api/v1/namespaces/${ns}/pods/${pod}/log`, { ...query, ...(names.length > 1 || container ? { container: c } : {}) }, (b) => ctx.io.out(b.toString()), ctx.io.signal);
   // Followed streams never end, so several containers are followed at once.
   if (g.follow) await Promise.all(containers.map(streamOf));

@@ -1,0 +1,125 @@
+/**
+ * Remote command streaming (exec) as Kubernetes speaks it over WebSocket
+ * (k8s.io/apimachinery/pkg/util/remotecommand, apiserver wsstream): each binary
+ * message starts with a channel byte — 0 stdin, 1 stdout, 2 stderr, 3 the
+ * error channel carrying a final `Status`, 4 terminal resize — and from
+ * v5.channel.k8s.io a message `[255, channel]` closes that channel (stdin EOF).
+ *
+ * Also here: the upgrade-aware proxy hop the apiserver (to the kubelet) and the
+ * kubelet (to the runtime's streaming server) both make — the client's upgrade
+ * request is replayed to the target and, once it answers 101, the two
+ * connections are joined byte for byte.
+ */
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
+
+export const STREAM_PROTOCOL_V5 = 'v5.channel.k8s.io';
+export const STREAM_PROTOCOL_V4 = 'v4.channel.k8s.io';
+/** What the streaming servers here speak, best first (v1–v3 have no exit codes). */
+export const STREAM_PROTOCOLS = [STREAM_PROTOCOL_V5, STREAM_PROTOCOL_V4] as const;
+
+export const CHANNEL_STDIN = 0;
+export const CHANNEL_STDOUT = 1;
+export const CHANNEL_STDERR = 2;
+export const CHANNEL_ERROR = 3;
+export const CHANNEL_RESIZE = 4;
+export const CHANNEL_CLOSE = 255;
+
+/** The first protocol the client offers that is served (upstream's negotiation order). */
+export function negotiateProtocol(offered: Iterable<string>): string | undefined {
+  for (const p of offered) if ((STREAM_PROTOCOLS as readonly string[]).includes(p)) return p;
+  return undefined;
+}
+
+/** The error channel's final message: success, or upstream's NonZeroExitCode Status. */
+export function exitStatus(code: number, cmd: string[]): Record<string, unknown> {
+  if (code === 0) return { metadata: {}, status: 'Success' };
+  return {
+    metadata: {},
+    status: 'Failure',
+    message: `command terminated with non-zero exit code: error executing command [${cmd.join(' ')}], exit code ${code}`,
+    reason: 'NonZeroExitCode',
+    details: { causes: [{ reason: 'ExitCode', message: String(code) }] },
+  };
+}
+
+/** The exit code a client reads from the error channel's Status (undefined when it is not one). */
+export function exitCodeOf(status: { status?: string; reason?: string; details?: { causes?: { reason?: string; message?: string }[] } }): number | undefined {
+  if (status.status === 'Success') return 0;
+  if (status.reason !== 'NonZeroExitCode') return undefined;
+  const c = status.details?.causes?.find((x) => x.reason === 'ExitCode');
+  const n = Number(c?.message);
+  return Number.isInteger(n) ? n : undefined;
+}
+
+/** True when the request asks to become a WebSocket. */
+export function isWebSocketUpgrade(headers: IncomingHttpHeaders): boolean {
+  return String(headers.upgrade ?? '').toLowerCase() === 'websocket' && /\bupgrade\b/i.test(String(headers.connection ?? ''));
+}
+
+/** The request headers a WebSocket upgrade carries through a proxy hop (no credentials). */
+const UPGRADE_HEADERS = ['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions', 'user-agent'];
+
+export interface UpgradeTarget {
+  url: URL;
+  cert?: string;
+  key?: string;
+  ca?: string;
+  /** Without a CA the target's certificate is not checked. */
+  timeoutMs?: number;
+}
+
+export type UpgradeResult = { upgraded: true; res: IncomingMessage; socket: Duplex; head: Buffer } | { upgraded: false; res: IncomingMessage };
+
+/** Replays an upgrade request to `target`: the joined socket on 101, else the target's plain response. */
+export function dialUpgrade(headers: IncomingHttpHeaders, target: UpgradeTarget): Promise<UpgradeResult> {
+  const h: Record<string, string> = {};
+  for (const k of UPGRADE_HEADERS) {
+    const v = headers[k];
+    if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  const tls = target.url.protocol === 'https:';
+  const common = { host: target.url.hostname, port: target.url.port, path: target.url.pathname + target.url.search, method: 'GET', headers: h, timeout: target.timeoutMs ?? 10_000, agent: false as const };
+  return new Promise((resolve, reject) => {
+    const req = tls
+      ? httpsRequest({ ...common, ...(target.cert ? { cert: target.cert, key: target.key } : {}), ...(target.ca ? { ca: target.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }) })
+      : httpRequest(common);
+    req.on('upgrade', (res, socket, head) => {
+      socket.setTimeout(0);
+      resolve({ upgraded: true, res, socket, head });
+    });
+    req.on('response', (res) => resolve({ upgraded: false, res }));
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+/** Answers the client with the target's 101 and joins the two connections. */
+export function spliceUpgrade(client: Duplex, clientHead: Buffer, up: { res: IncomingMessage; socket: Duplex; head: Buffer }): void {
+  const lines = [`HTTP/1.1 101 ${up.res.statusMessage || 'Switching Protocols'}`];
+  const raw = up.res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) lines.push(`${raw[i]}: ${raw[i + 1]}`);
+  client.write(`${lines.join('\r\n')}\r\n\r\n`);
+  if (up.head.length) client.write(up.head);
+  if (clientHead.length) up.socket.write(clientHead);
+  client.pipe(up.socket);
+  up.socket.pipe(client);
+  const end = () => {
+    client.destroy();
+    up.socket.destroy();
+  };
+  client.on('error', end).on('close', end);
+  up.socket.on('error', end).on('close', end);
+}
+
+/** Reads a plain (non-101) response body as text. */
+export function readText(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    let b = '';
+    res.on('data', (d: Buffer) => (b += d.toString()));
+    res.on('end', () => resolve(b));
+    res.on('error', () => resolve(b));
+  });
+}
