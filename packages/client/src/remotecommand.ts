@@ -8,11 +8,14 @@
  * Also here: the upgrade-aware proxy hop the apiserver (to the kubelet) and the
  * kubelet (to the runtime's streaming server) both make — the client's upgrade
  * request is replayed to the target and, once it answers 101, the two
- * connections are joined byte for byte.
+ * connections are joined byte for byte — and the bridge the kubelet puts
+ * between a client and a runtime's streaming server, which relays messages and
+ * speaks v5 to the client when the runtime only has v4 (containerd).
  */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
+import WebSocket, { WebSocketServer } from 'ws';
 
 export const STREAM_PROTOCOL_V5 = 'v5.channel.k8s.io';
 export const STREAM_PROTOCOL_V4 = 'v4.channel.k8s.io';
@@ -121,5 +124,61 @@ export function readText(res: IncomingMessage): Promise<string> {
     res.on('data', (d: Buffer) => (b += d.toString()));
     res.on('end', () => resolve(b));
     res.on('error', () => resolve(b));
+  });
+}
+
+/** A refusal on the way to a streaming server, as an HTTP status and message. */
+export class StreamRefusal extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Accepts the client's WebSocket and joins it to the streaming server at
+ * `target` message by message. The server is offered what the client offered,
+ * plus v4 when the client speaks v5; when the server settles on v4 the client
+ * still gets v5, and its stream-close messages (which v4 lacks) are dropped.
+ */
+export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, target: string): Promise<void> {
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const ask = offered.filter((p) => (STREAM_PROTOCOLS as readonly string[]).includes(p));
+  if (ask.includes(STREAM_PROTOCOL_V5) && !ask.includes(STREAM_PROTOCOL_V4)) ask.push(STREAM_PROTOCOL_V4);
+  if (!ask.length) throw new StreamRefusal(400, `none of the offered protocols [${offered.join(', ')}] is served; use ${STREAM_PROTOCOLS.join(' or ')}`);
+  const upstream = new WebSocket(target, ask, { perMessageDeflate: false });
+  // What the server says before the client is connected waits for it.
+  const early: [Buffer, boolean][] = [];
+  let upstreamClosed = false;
+  let forward = (d: Buffer, binary: boolean) => void early.push([d, binary]);
+  upstream.on('message', (d: Buffer, binary) => forward(d, binary));
+  upstream.once('close', () => (upstreamClosed = true));
+  await new Promise<void>((resolve, reject) => {
+    upstream.once('open', () => resolve());
+    upstream.once('unexpected-response', (_q, res) => {
+      void readText(res).then((t) => reject(new StreamRefusal(res.statusCode === 404 ? 404 : 400, t.trim() || `the streaming server answered ${res.statusCode}`)));
+    });
+    upstream.once('error', (e) => reject(new StreamRefusal(500, `error reaching the streaming server: ${e.message}`)));
+  });
+  const chosen = upstream.protocol;
+  const toClient = offered.includes(chosen) ? chosen : STREAM_PROTOCOL_V5;
+  const dropClose = toClient === STREAM_PROTOCOL_V5 && chosen !== STREAM_PROTOCOL_V5;
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => toClient });
+  wss.handleUpgrade(req, socket, head, (client) => {
+    forward = (d, binary) => void (client.readyState === client.OPEN && client.send(d, { binary }));
+    for (const [d, binary] of early.splice(0)) forward(d, binary);
+    client.on('message', (d: Buffer, binary) => {
+      if (dropClose && d[0] === CHANNEL_CLOSE) return;
+      if (upstream.readyState === upstream.OPEN) upstream.send(d, { binary });
+    });
+    const closeBoth = () => {
+      if (client.readyState === client.OPEN) client.close(1000);
+      if (upstream.readyState === upstream.OPEN) upstream.close(1000);
+    };
+    client.on('close', closeBoth).on('error', () => (client.terminate(), upstream.terminate()));
+    upstream.on('close', closeBoth).on('error', () => (client.terminate(), upstream.terminate()));
+    if (upstreamClosed) closeBoth();
   });
 }

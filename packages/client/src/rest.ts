@@ -132,9 +132,11 @@ export class RestClient {
   /**
    * Opens a WebSocket (exec and other streaming subresources) with this
    * client's credentials and TLS settings. Resolves once upgraded; a refused
-   * upgrade rejects with the server's Status as a StatusError.
+   * upgrade rejects with the server's Status as a StatusError. `onMessage` is
+   * attached before the upgrade completes: messages that arrive with the 101
+   * are not lost.
    */
-  websocket(path: string, query: URLSearchParams, protocols: readonly string[]): Promise<WebSocket> {
+  websocket(path: string, query: URLSearchParams, protocols: readonly string[], onMessage: (data: Buffer) => void): Promise<WebSocket> {
     const u = new URL(path, this.base);
     u.search = query.toString();
     u.protocol = this.base.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -148,6 +150,7 @@ export class RestClient {
       ...(this.config.tlsServerName ? { servername: this.config.tlsServerName } : {}),
     });
     this.requestCount++;
+    ws.on('message', (d: Buffer) => onMessage(d));
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(ws));
       ws.once('unexpected-response', (_req, res) => {

@@ -132,6 +132,44 @@ test('an nginx pod runs, becomes Ready, answers on its pod IP, and its logs come
   for (const reason of ['Scheduled', 'Pulling', 'Pulled', 'Created', 'Started']) assert.ok(evs.some((e) => e.involvedObject.name === 'web' && e.reason === reason), reason);
 });
 
+/** One exec through pods/exec on v5.channel.k8s.io: each channel's text and the final Status. */
+async function execV5(pod: string, command: string[], stdin?: string): Promise<{ out: string; err: string; status: Obj | undefined }> {
+  const q = new URLSearchParams();
+  for (const c of command) q.append('command', c);
+  q.set('stdout', 'true');
+  q.set('stderr', 'true');
+  if (stdin !== undefined) q.set('stdin', 'true');
+  const r = { out: '', err: '', status: undefined as Obj | undefined };
+  const ws = await schedClient.websocket(`/api/v1/namespaces/default/pods/${pod}/exec`, q, ['v5.channel.k8s.io'], (d) => {
+    if (d[0] === 1) r.out += d.subarray(1).toString();
+    else if (d[0] === 2) r.err += d.subarray(1).toString();
+    else if (d[0] === 3) r.status = JSON.parse(d.subarray(1).toString());
+  });
+  assert.equal(ws.protocol, 'v5.channel.k8s.io');
+  const closed = ws.readyState === ws.CLOSED ? Promise.resolve() : new Promise<void>((resolve, reject) => ws.on('close', () => resolve()).on('error', reject));
+  if (stdin !== undefined) {
+    ws.send(Buffer.concat([Buffer.from([0]), Buffer.from(stdin)]));
+    ws.send(Buffer.from([255, 0]));
+  }
+  await closed;
+  return r;
+}
+
+test('exec through the apiserver and the kubelet to the runtime: output, stderr, the exit code, a refusal for an unknown container', async () => {
+  await createPod('shell', { containers: [{ name: 'sh', image: rt.images.busybox, command: ['sleep', '3600'], env: [{ name: 'WHO', value: 'exec' }] }] });
+  await until('shell', (x) => x.status?.phase === 'Running', 'Running');
+  const r = await execV5('shell', ['sh', '-c', 'echo "hi $WHO"; echo err >&2; exit 7']);
+  assert.deepEqual([r.out, r.err, r.status?.reason, r.status?.details?.causes], ['hi exec\n', 'err\n', 'NonZeroExitCode', [{ reason: 'ExitCode', message: '7' }]]);
+  const ok = await execV5('shell', ['head', '-c', '5'], 'typed');
+  assert.deepEqual([ok.out, ok.status?.status], ['typed', 'Success']);
+  const bad = await request(env.url, 'GET', '/api/v1/namespaces/default/pods/shell/exec?command=true&stdout=true&container=nope');
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.message, 'container nope is not valid for pod shell');
+  const plain = await request(env.url, 'POST', '/api/v1/namespaces/default/pods/shell/exec?command=true&stdout=true');
+  assert.deepEqual([plain.status, plain.body.message], [400, 'Upgrade request required']);
+  await request(env.url, 'DELETE', '/api/v1/namespaces/default/pods/shell?gracePeriodSeconds=0');
+});
+
 test('env from values, fieldRef and a ConfigMap, volumes, and an init container that runs first', async () => {
   await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { greeting: 'hello', 'app.conf': 'x=1' } });
   await createPod('init', {

@@ -3,15 +3,15 @@
  * /metrics, and /containerLogs/<namespace>/<pod>/<container> with follow,
  * tailLines, sinceSeconds, limitBytes, previous and timestamps — the endpoint
  * behind the apiserver's pods/log — and /exec/<namespace>/<pod>/<container>,
- * a WebSocket upgrade proxied to the runtime's streaming server (the URL CRI
- * Exec returns). Errors are Status objects like upstream's.
+ * a WebSocket bridged to the runtime's streaming server (the URL CRI Exec
+ * returns). Errors are Status objects like upstream's.
  */
 import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { RestClient } from '@kubeling/client';
-import { dialUpgrade, isWebSocketUpgrade, readText, spliceUpgrade } from '@kubeling/client/remotecommand';
+import { bridgeWebSocket, isWebSocketUpgrade, StreamRefusal } from '@kubeling/client/remotecommand';
 import { open, stat } from 'node:fs/promises';
 import type { KubeObject } from '@kubeling/api';
 import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/cri';
@@ -193,11 +193,13 @@ export class KubeletServer {
     } catch (e) {
       return status(res, 500, 'InternalError', `error executing command in container: ${(e as Error).message}`);
     }
-    const up = await dialUpgrade(req.headers, { url: new URL(exec.url) }).catch((e: Error) => e);
-    if (up instanceof Error) return status(res, 500, 'InternalError', `error reaching the runtime's streaming server: ${up.message}`);
-    if (!up.upgraded) return status(res, up.res.statusCode === 404 ? 404 : 400, up.res.statusCode === 404 ? 'NotFound' : 'BadRequest', (await readText(up.res)).trim() || `the runtime answered ${up.res.statusCode}`);
-    res.detachSocket(socket as never);
-    spliceUpgrade(socket, head, up);
+    try {
+      await bridgeWebSocket(req, socket, head, exec.url);
+      res.detachSocket(socket as never);
+    } catch (e) {
+      const code = e instanceof StreamRefusal ? e.code : 500;
+      return status(res, code, code === 404 ? 'NotFound' : code === 400 ? 'BadRequest' : 'InternalError', (e as Error).message);
+    }
   }
 
   private async containerInstances(pod: KubeObject, name: string): Promise<ContainerStatus[]> {

@@ -47,25 +47,26 @@ export async function exec(ctx: Ctx, args: string[]): Promise<number> {
   q.set('stdout', 'true');
   if (!tty) q.set('stderr', 'true');
   if (tty) q.set('tty', 'true');
-  const ws = await ctx.client.websocket(`/api/v1/namespaces/${ns}/pods/${name}/exec`, q, STREAM_PROTOCOLS);
-  const v5 = ws.protocol === STREAM_PROTOCOL_V5;
   const out = new StringDecoder('utf8');
   const err = new StringDecoder('utf8');
   let status: Obj | undefined;
-  const done = new Promise<void>((resolve, reject) => {
-    ws.on('message', (data: Buffer) => {
-      if (!data.length) return;
-      const body = data.subarray(1);
-      if (data[0] === CHANNEL_STDOUT) ctx.io.out(out.write(body));
-      else if (data[0] === CHANNEL_STDERR) ctx.io.err(err.write(body));
-      else if (data[0] === CHANNEL_ERROR) {
-        try {
-          status = JSON.parse(body.toString()) as Obj;
-        } catch {
-          status = { status: 'Failure', message: body.toString() };
-        }
+  const onMessage = (data: Buffer) => {
+    if (!data.length) return;
+    const body = data.subarray(1);
+    if (data[0] === CHANNEL_STDOUT) ctx.io.out(out.write(body));
+    else if (data[0] === CHANNEL_STDERR) ctx.io.err(err.write(body));
+    else if (data[0] === CHANNEL_ERROR) {
+      try {
+        status = JSON.parse(body.toString()) as Obj;
+      } catch {
+        status = { status: 'Failure', message: body.toString() };
       }
-    });
+    }
+  };
+  const ws = await ctx.client.websocket(`/api/v1/namespaces/${ns}/pods/${name}/exec`, q, STREAM_PROTOCOLS, onMessage);
+  const v5 = ws.protocol === STREAM_PROTOCOL_V5;
+  const done = new Promise<void>((resolve, reject) => {
+    if (ws.readyState === ws.CLOSED) return resolve();
     ws.on('close', () => resolve());
     ws.on('error', reject);
   });
