@@ -1,9 +1,11 @@
 /**
- * exec end to end on a secure cluster (HTTPS apiserver with RBAC, a kubelet on
- * its secure port with webhook authorization, kubeling's runtime over CRI):
- * the WebSocket goes client → apiserver → kubelet → the runtime's streaming
- * server, and the real kubectl, our kubectl, @kubernetes/client-node and the
- * Python client each get stdout, stderr, stdin and the exit code through it.
+ * exec and attach end to end on a secure cluster (HTTPS apiserver with RBAC,
+ * a scheduler, a kubelet on its secure port with webhook authorization,
+ * kubeling's runtime over CRI): the WebSocket goes client → apiserver →
+ * kubelet → the runtime's streaming server, and the real kubectl, our
+ * kubectl, @kubernetes/client-node and the Python client each get stdout,
+ * stderr, stdin and the exit code through it; `run -i --rm` and `attach` join
+ * a container's own stdio.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +17,8 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import pino from 'pino';
 import * as k8s from '@kubernetes/client-node';
 import { createCA, issue } from '@kubeling/pki';
-import { RestClient } from '@kubeling/client';
+import { InformerFactory, RestClient } from '@kubeling/client';
+import { buildConfig, Scheduler } from '@kubeling/scheduler';
 import { Kubelet } from '@kubeling/kubelet';
 import { run as ourKubectl } from '@kubeling/kubectl';
 import { Kubectl, kubectlBinaries, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
@@ -32,6 +35,8 @@ let admin: RestClient;
 let kubelet: Kubelet;
 let real: Kubectl | undefined;
 let adminCert: { certPem: string; keyPem: string };
+let informers: InformerFactory;
+let scheduler: Scheduler;
 const procs = new Processes();
 
 const pod = (name: string, spec: Obj, labels: Record<string, string> = {}) => ({
@@ -64,18 +69,30 @@ before(async () => {
     statusUpdateMs: 1000,
   });
   await kubelet.start();
+  informers = new InformerFactory(admin);
+  scheduler = new Scheduler({ client: admin, informers, config: buildConfig(), log: pino({ level: 'silent' }) });
+  scheduler.init();
+  informers.start();
+  await scheduler.run();
   await admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await admin.post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
+  // What the controller-manager would publish: pods of `run` mount it with their token.
+  await admin.post(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt' }, data: { 'ca.crt': env.pki!.caPem } });
   await admin.post(`/api/v1/namespaces/${NS}/pods`, pod('sh', { containers: [{ name: 'sh', image: 'busybox', command: ['sleep', '3600'], env: [{ name: 'GREETING', value: 'hi there' }] }] }, { app: 'sh' }));
   await admin.post(`/api/v1/namespaces/${NS}/pods`, pod('two', { containers: [{ name: 'first', image: 'busybox', command: ['sleep', '3600'] }, { name: 'second', image: 'busybox', command: ['sleep', '3600'] }] }));
   await admin.post(`/api/v1/namespaces/${NS}/pods`, pod('done', { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', command: ['true'] }] }));
+  for (const n of ['echo-real', 'echo-ours']) {
+    await admin.post(`/api/v1/namespaces/${NS}/pods`, pod(n, { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox', stdin: true, stdinOnce: true, command: ['sh', '-c', 'while read l; do echo "echo: $l"; done; echo bye'] }] }));
+  }
   await admin.post(`/api/v1/namespaces/${NS}/services`, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'sh' }, spec: { selector: { app: 'sh' }, ports: [{ port: 80 }] } });
   const phase = async (n: string) => (await admin.get<Obj>(`/api/v1/namespaces/${NS}/pods/${n}`)).status?.phase;
-  await waitFor(async () => (await phase('sh')) === 'Running' && (await phase('two')) === 'Running' && (await phase('done')) === 'Succeeded', 60_000, 'the pods to run');
+  await waitFor(async () => (await phase('sh')) === 'Running' && (await phase('two')) === 'Running' && (await phase('done')) === 'Succeeded' && (await phase('echo-real')) === 'Running' && (await phase('echo-ours')) === 'Running', 60_000, 'the pods to run');
   if (bins.default) real = new Kubectl(env.url, bins.default, { namespace: NS, caPem: env.pki!.caPem, certPem: adminCert.certPem, keyPem: adminCert.keyPem });
 });
 
 after(async () => {
+  await scheduler?.stop();
+  informers?.stop();
   await kubelet?.stop();
   await procs.stop();
   admin?.close();
@@ -115,6 +132,15 @@ describe('the real kubectl', { skip: bins.default ? false : 'kubectl is not inst
         k.cleanup();
       }
     }
+  });
+
+  test('attach -i joins the container\'s stdin and output; run -i --rm attaches, deletes the pod and passes on its exit code', async () => {
+    assert.deepEqual(await real!.run(['attach', '-i', 'echo-real'], { input: 'a\nb\n' }), { code: 0, stdout: 'echo: a\necho: b\nbye\n', stderr: "If you don't see a command prompt, try pressing enter.\n" });
+    const r = await real!.run(['run', '-i', '--rm', 'once-real', '--image=busybox', '--restart=Never', '--', 'sh', '-c', 'read x; echo "got $x"; exit 2'], { input: 'line\n' });
+    assert.equal(r.stdout, 'got line\npod "once-real" deleted\n');
+    assert.match(r.stderr, /pod ex\/once-real terminated \(Error\)/);
+    assert.equal(r.code, 2);
+    await waitFor(async () => (await admin.raw({ path: `/api/v1/namespaces/${NS}/pods/once-real` })).status === 404, 20_000, 'the pod to be gone');
   });
 
   test('RBAC: get on pods/exec is not enough for a WebSocket exec; create is', async () => {
@@ -161,6 +187,18 @@ describe('our kubectl', () => {
     assert.match(old.stderr, /^error: exec \[POD\] \[COMMAND\] is not supported anymore/);
     const done = await ours([...base, 'exec', 'done', '--', 'true']);
     assert.deepEqual(done, { code: 1, stdout: '', stderr: 'error: cannot exec into a container in a completed pod; current phase is Succeeded\n' });
+  });
+
+  test('attach -i and run -i --rm, with the real kubectl\'s output', { skip: bins.default ? false : 'kubectl is not installed (its kubeconfig is used)' }, async () => {
+    const base = [`--kubeconfig=${real!.kubeconfig}`, '-n', NS];
+    assert.deepEqual(await ours([...base, 'attach', '-i', 'echo-ours'], 'a\nb\n'), { code: 0, stdout: 'echo: a\necho: b\nbye\n', stderr: "If you don't see a command prompt, try pressing enter.\n" });
+    const r = await ours([...base, 'run', '-i', '--rm', 'once-ours', '--image=busybox', '--restart=Never', '--', 'sh', '-c', 'read x; echo "got $x"; exit 2'], 'line\n');
+    assert.deepEqual(r, { code: 2, stdout: 'got line\npod "once-ours" deleted\n', stderr: "If you don't see a command prompt, try pressing enter.\npod ex/once-ours terminated (Error)\n" });
+    const fast = await ours([...base, 'run', '-i', '--rm', 'fast-ours', '--image=busybox', '--restart=Never', '--', 'echo', 'quick'], '');
+    // Output from before the attach is lost, as with kubectl (a pod already done shows its logs instead).
+    assert.equal(fast.code, 0, fast.stderr);
+    assert.match(fast.stdout, /^(quick\n)?pod "fast-ours" deleted\n$/);
+    assert.deepEqual(await ours([...base, 'run', 'x', '--image=busybox', '--rm']), { code: 1, stdout: '', stderr: 'error: --rm should only be used for attached containers\n' });
   });
 });
 

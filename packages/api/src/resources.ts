@@ -94,6 +94,7 @@ export const resources: readonly ResourceDef[] = [
       binding: { kind: { group: '', version: 'v1', kind: 'Binding' }, verbs: ['create'] },
       log: { kind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get'] },
       exec: { kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
+      attach: { kind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
       eviction: { kind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
     },
   }),

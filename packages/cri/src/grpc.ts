@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { CriError, type Container, type ContainerStatus, type CriRuntime, type ExecRequest, type ExecSyncResponse, type Image, type ImageSpec, type PodSandbox, type PodSandboxStatus, type RuntimeCondition, type VersionResponse } from './types.js';
+import { CriError, type Container, type ContainerStatus, type CriRuntime, type AttachRequest, type ExecRequest, type ExecSyncResponse, type Image, type ImageSpec, type PodSandbox, type PodSandboxStatus, type RuntimeCondition, type VersionResponse } from './types.js';
 
 export type CriServer = grpc.Server;
 
@@ -106,6 +106,10 @@ export class GrpcRuntime implements CriRuntime {
   async exec(req: ExecRequest): Promise<{ url: string }> {
     return this.call<{ url: string }>(this.rt, 'Exec', req);
   }
+
+  async attach(req: AttachRequest): Promise<{ url: string }> {
+    return this.call<{ url: string }>(this.rt, 'Attach', req);
+  }
   async listImages(): Promise<Image[]> {
     return (await this.call<any>(this.img, 'ListImages', {})).images ?? [];
   }
@@ -154,6 +158,7 @@ export async function serveCri(runtime: CriRuntime, endpoint: string): Promise<C
     ContainerStatus: wrap(async (q) => ({ status: await r.containerStatus(q.container_id) })),
     ExecSync: wrap(async (q) => r.execSync(q.container_id, q.cmd, Number(q.timeout))),
     Exec: wrap(async (q) => r.exec({ container_id: q.container_id, cmd: q.cmd ?? [], tty: !!q.tty, stdin: !!q.stdin, stdout: !!q.stdout, stderr: !!q.stderr })),
+    Attach: wrap(async (q) => r.attach({ container_id: q.container_id, tty: !!q.tty, stdin: !!q.stdin, stdout: !!q.stdout, stderr: !!q.stderr })),
   });
   server.addService(Image.service, {
     ListImages: wrap(async () => ({ images: await r.listImages() })),

@@ -180,6 +180,8 @@ export interface ExecRequest {
   stderr: boolean;
 }
 
+export type AttachRequest = Omit<ExecRequest, 'cmd'>;
+
 export interface CriRuntime {
   version(): Promise<VersionResponse>;
   status(): Promise<RuntimeCondition[]>;
@@ -198,6 +200,8 @@ export interface CriRuntime {
   execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse>;
   /** A streaming exec: the URL of the runtime's streaming server that runs it once upgraded. */
   exec(req: ExecRequest): Promise<{ url: string }>;
+  /** A streaming attach to the container's own stdio: the URL of the runtime's streaming server. */
+  attach(req: AttachRequest): Promise<{ url: string }>;
   listImages(): Promise<Image[]>;
   /** The image if present, else undefined. */
   imageStatus(image: ImageSpec): Promise<Image | undefined>;

@@ -14,7 +14,7 @@ import { createFromFiles, createGenerator, expose, replace, run as runCmd } from
 import { del } from './commands/delete.js';
 import { diff } from './commands/diff.js';
 import { describe } from './commands/describe.js';
-import { exec, ExitCodeError } from './commands/exec.js';
+import { attach, exec, ExitCodeError } from './commands/exec.js';
 import { explain } from './commands/explain.js';
 import { get } from './commands/get.js';
 import { apiResources, apiVersions, clusterInfo, logs, version } from './commands/misc.js';
@@ -58,6 +58,7 @@ const COMMANDS: Record<string, Command> = {
   wait,
   logs,
   exec,
+  attach,
   explain,
   auth,
   config,
@@ -72,7 +73,7 @@ Deploy Commands:
 Cluster Management Commands:
   cluster-info
 Troubleshooting and Debugging Commands:
-  describe, logs, exec, auth can-i, auth whoami
+  describe, logs, exec, attach, auth can-i, auth whoami
 Advanced Commands:
   apply, diff, patch, replace, wait
 Settings Commands:

@@ -77,6 +77,8 @@ export interface Flags {
   container?: string;
   stdin: boolean;
   tty: boolean;
+  rm: boolean;
+  podRunningTimeout?: string;
   follow: boolean;
   previous: boolean;
   timestamps: boolean;
@@ -174,6 +176,8 @@ const table: [names: string[], key: keyof Flags, kind: Kind][] = [
   [['--all-containers'], 'allContainers', 'bool'],
   [['--stdin', '-i'], 'stdin', 'bool'],
   [['--tty', '-t'], 'tty', 'bool'],
+  [['--rm'], 'rm', 'bool'],
+  [['--pod-running-timeout'], 'podRunningTimeout', 'string'],
   [['--patch'], 'patch', 'string'],
   [['--for'], 'for', 'string'],
   [['--to-revision'], 'toRevision', 'string'],
@@ -204,6 +208,7 @@ export function emptyFlags(): Flags {
     insecureSkipTlsVerify: false,
     stdin: false,
     tty: false,
+    rm: false,
     allNamespaces: false,
     filenames: [],
     recursive: false,

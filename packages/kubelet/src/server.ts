@@ -2,7 +2,7 @@
  * The kubelet's HTTP server (kubernetes pkg/kubelet/server): /healthz, /pods,
  * /metrics, and /containerLogs/<namespace>/<pod>/<container> with follow,
  * tailLines, sinceSeconds, limitBytes, previous and timestamps — the endpoint
- * behind the apiserver's pods/log — and /exec/<namespace>/<pod>/<container>,
+ * behind the apiserver's pods/log — and /exec and /attach/<namespace>/<pod>/<container>,
  * a WebSocket bridged to the runtime's streaming server (the URL CRI Exec
  * returns). Errors are Status objects like upstream's.
  */
@@ -177,21 +177,22 @@ export class KubeletServer {
 
   private async upgrade(req: IncomingMessage, res: ServerResponse, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://kubelet');
-    const m = /^\/exec\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
+    const m = /^\/(exec|attach)\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return status(res, 404, 'NotFound', 'the server could not find the requested resource');
     if (!isWebSocketUpgrade(req.headers)) return status(res, 400, 'BadRequest', 'only WebSocket upgrades are served (v5.channel.k8s.io, v4.channel.k8s.io)');
-    const [ns, podName, container] = [m[1]!, m[2]!, m[3]!].map(decodeURIComponent) as [string, string, string];
+    const kind = m[1] as 'exec' | 'attach';
+    const [ns, podName, container] = [m[2]!, m[3]!, m[4]!].map(decodeURIComponent) as [string, string, string];
     const q = url.searchParams;
     const pod = this.o.pods.podByName(ns, podName);
     if (!pod) return status(res, 404, 'NotFound', `pod ${podName} not found`);
     const running = (await this.containerInstances(pod, container)).find((c) => c.state === 'CONTAINER_RUNNING');
     if (!running) return status(res, 404, 'NotFound', `container not found ("${container}")`);
-    const cmd = q.getAll('command');
+    const streams = { container_id: running.id, tty: q.get('tty') === '1', stdin: q.get('input') === '1', stdout: q.get('output') === '1', stderr: q.get('error') === '1' };
     let exec: { url: string };
     try {
-      exec = await this.o.runtime.exec({ container_id: running.id, cmd, tty: q.get('tty') === '1', stdin: q.get('input') === '1', stdout: q.get('output') === '1', stderr: q.get('error') === '1' });
+      exec = kind === 'exec' ? await this.o.runtime.exec({ ...streams, cmd: q.getAll('command') }) : await this.o.runtime.attach(streams);
     } catch (e) {
-      return status(res, 500, 'InternalError', `error executing command in container: ${(e as Error).message}`);
+      return status(res, 500, 'InternalError', `error ${kind === 'exec' ? 'executing command in' : 'attaching to'} container: ${(e as Error).message}`);
     }
     try {
       await bridgeWebSocket(req, socket, head, exec.url);

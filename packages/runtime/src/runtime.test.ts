@@ -149,7 +149,7 @@ async function streamExec(url: string, protocol: string, stdin?: string): Promis
   return { channels, status };
 }
 
-test('Exec: a single-use streaming URL; stdout and stderr on their channels, stdin closed by v5, exit codes in the final Status', async () => {
+test('Exec and Attach: a single-use streaming URL; stdout and stderr on their channels, stdin closed by v5, exit codes in the final Status', async () => {
   await cri.pullImage({ image: 'busybox' });
   const cfg = sandboxConfig('shell');
   const sb = await cri.runPodSandbox(cfg);
@@ -169,6 +169,12 @@ test('Exec: a single-use streaming URL; stdout and stderr on their channels, std
   const tty = await cri.exec({ container_id: c, cmd: ['sh', '-c', 'echo e >&2'], tty: true, stdin: false, stdout: true, stderr: false });
   assert.deepEqual((await streamExec(tty.url, 'v5.channel.k8s.io')).channels, { 1: 'e\n' });
   await assert.rejects(cri.exec({ container_id: c, cmd: [], tty: false, stdin: false, stdout: true, stderr: false }), /cmd must not be empty/);
+  // Attach joins the container's own stdin and output; with stdin_once its stdin closes when the attach ends it.
+  const reader = await cri.createContainer(sb, { metadata: { name: 'reader', attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'while read l; do echo "echo: $l"; done; echo bye'], stdin: true, stdin_once: true }, cfg);
+  await cri.startContainer(reader);
+  const att = await cri.attach({ container_id: reader, stdin: true, stdout: true, stderr: true, tty: false });
+  assert.match(att.url, /\/attach\/[\w-]+$/);
+  assert.deepEqual(await streamExec(att.url, 'v5.channel.k8s.io', 'one\n'), { channels: { 1: 'echo: one\nbye\n' }, status: { metadata: {}, status: 'Success' } });
   await cri.stopContainer(c, 0);
   await assert.rejects(cri.exec({ container_id: c, cmd: ['true'], tty: false, stdin: false, stdout: true, stderr: false }), /is not running/);
   await cri.removePodSandbox(sb);

@@ -32,6 +32,7 @@ import {
   type ContainerState,
   type ContainerStatus,
   type CriRuntime,
+  type AttachRequest,
   type ExecRequest,
   type ExecSyncResponse,
   type Image,
@@ -43,7 +44,7 @@ import {
   type RuntimeCondition,
 } from '@kubeling/cri';
 import { catalogImage, imageId, parseImageRef } from './images.js';
-import { StreamingServer, type ExecSession } from './streaming.js';
+import { StreamingServer, type ExecSession, type StreamRequest } from './streaming.js';
 
 export interface RuntimeOptions {
   backend: 'process' | 'hollow';
@@ -81,6 +82,13 @@ interface Ctr {
   cwd: string;
   proc?: ChildProcess;
   exited?: Promise<void>;
+  /** Connections attached to the container's stdio. */
+  attachers: Set<Attacher>;
+}
+
+interface Attacher {
+  stdout?: (b: Buffer) => void;
+  stderr?: (b: Buffer) => void;
 }
 
 const newId = () => randomBytes(32).toString('hex');
@@ -136,7 +144,7 @@ export class KubelingRuntime implements CriRuntime {
   private readonly containers = new Map<string, Ctr>();
   private readonly images = new Map<string, Image>();
   private readonly ips: IpPool;
-  private readonly streaming = new StreamingServer((req) => this.startExec(req));
+  private readonly streaming = new StreamingServer((r) => (r.kind === 'exec' ? this.startExec(r.req) : this.startAttach(r.req)));
 
   constructor(private readonly o: RuntimeOptions) {
     this.ips = new IpPool(o.podCIDR);
@@ -271,6 +279,7 @@ export class KubelingRuntime implements CriRuntime {
       argv: [...command, ...args],
       env,
       cwd: config.working_dir || rootDir,
+      attachers: new Set(),
     });
     return id;
   }
@@ -302,7 +311,8 @@ export class KubelingRuntime implements CriRuntime {
       throw new CriError(GRPC_UNKNOWN, c.message);
     }
     const log = new CriLogWriter(c.logPath);
-    const proc = spawn(c.argv[0]!, c.argv.slice(1), { cwd: c.cwd, env: c.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(c.argv[0]!, c.argv.slice(1), { cwd: c.cwd, env: c.env, detached: true, stdio: [c.config.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    proc.stdin?.on('error', () => undefined);
     const spawned = new Promise<Error | undefined>((resolve) => {
       proc.once('spawn', () => resolve(undefined));
       proc.once('error', (e) => resolve(e));
@@ -319,6 +329,9 @@ export class KubelingRuntime implements CriRuntime {
     c.startedAt = nowNanos();
     log.follow(proc.stdout!, 'stdout');
     log.follow(proc.stderr!, 'stderr');
+    // Attached connections see the output too (the log writer reads it as text).
+    proc.stdout!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stdout?.(Buffer.from(d))));
+    proc.stderr!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stderr?.(Buffer.from(d))));
     c.exited = new Promise((resolve) => {
       proc.once('close', (code, signal) => {
         const exit = exitCode(code, signal);
@@ -427,7 +440,40 @@ export class KubelingRuntime implements CriRuntime {
     if (c.state !== 'CONTAINER_RUNNING') throw new CriError(9, `container ${req.container_id} is not running`);
     if (!req.cmd?.length) throw new CriError(3, 'cmd must not be empty');
     if (!req.stdin && !req.stdout && !req.stderr) throw new CriError(3, 'one of stdin, stdout, or stderr must be set');
-    return { url: await this.streaming.execUrl(req) };
+    return { url: await this.streaming.url({ kind: 'exec', req }) };
+  }
+
+  async attach(req: AttachRequest): Promise<{ url: string }> {
+    const c = this.ctr(req.container_id);
+    if (c.state !== 'CONTAINER_RUNNING') throw new CriError(9, `container ${req.container_id} is not running`);
+    if (!req.stdin && !req.stdout && !req.stderr) throw new CriError(3, 'one of stdin, stdout, and stderr must be set');
+    return { url: await this.streaming.url({ kind: 'attach', req } satisfies StreamRequest) };
+  }
+
+  /**
+   * Joins a connection to the container's own stdio: its output from now on,
+   * its stdin when the container has one (closed after the first attach with
+   * stdinOnce). Leaving detaches; the container goes on.
+   */
+  private startAttach(req: AttachRequest): ExecSession {
+    const c = this.ctr(req.container_id);
+    if (c.state !== 'CONTAINER_RUNNING') throw new Error(`container ${req.container_id} is not running`);
+    const mine: Attacher = {};
+    c.attachers.add(mine);
+    const exited = (c.exited ?? new Promise<void>(() => undefined)).then(() => 0);
+    return {
+      stdin: (b) => c.proc?.stdin?.write(b),
+      endStdin: () => {
+        if (c.config.stdin_once) c.proc?.stdin?.end();
+      },
+      onStdout: (cb) => (mine.stdout = cb),
+      onStderr: (cb) => (mine.stderr = cb),
+      exited,
+      kill: () => {
+        c.attachers.delete(mine);
+        if (c.config.stdin_once) c.proc?.stdin?.end();
+      },
+    };
   }
 
   /** Runs an exec for the streaming server: a process in the container's directory with its environment. */

@@ -1,8 +1,8 @@
 /**
  * The pod subresources served by the pod's kubelet: `log` (streamed from its
- * /containerLogs endpoint) and `exec` (a WebSocket upgrade replayed to its
- * /exec endpoint and joined byte for byte once it answers 101, as upstream's
- * upgrade-aware proxy). The kubelet is reached at the node's InternalIP and
+ * /containerLogs endpoint), `exec` and `attach` (a WebSocket upgrade replayed
+ * to its /exec or /attach endpoint and joined byte for byte once it answers
+ * 101, as upstream's upgrade-aware proxy). The kubelet is reached at the node's InternalIP and
  * kubelet port, over HTTPS with the apiserver's kubelet client certificate
  * when one is configured.
  */
@@ -110,29 +110,30 @@ export async function podLogs(c: HandlerContext, store: Store, ns: string | unde
 
 /**
  * GET or POST pods/<name>/exec with `command` (repeated), `container`,
- * `stdin`, `stdout`, `stderr`, `tty`: a WebSocket (v5.channel.k8s.io or
- * v4.channel.k8s.io) to the command in the container. A GET upgrade also needs
- * `create` on pods/exec, as upstream requires from 1.35.
+ * `stdin`, `stdout`, `stderr`, `tty` — or pods/<name>/attach, the same without
+ * a command, joined to the container's own stdio: a WebSocket
+ * (v5.channel.k8s.io or v4.channel.k8s.io) through the pod's kubelet. A GET
+ * upgrade also needs `create` on the subresource, as upstream requires from 1.35.
  */
-export async function podExec(c: HandlerContext, store: Store, ns: string | undefined) {
+export async function podStream(c: HandlerContext, store: Store, ns: string | undefined, kind: 'exec' | 'attach') {
   const q = c.req.query as Query;
   if (c.req.method === 'GET' && c.authorizer && c.req.user) {
-    const attrs: Attributes = { user: c.req.user, verb: 'create', isResourceRequest: true, ...(ns ? { namespace: ns } : {}), apiGroup: '', resource: 'pods', subresource: 'exec', name: c.info.name };
+    const attrs: Attributes = { user: c.req.user, verb: 'create', isResourceRequest: true, ...(ns ? { namespace: ns } : {}), apiGroup: '', resource: 'pods', subresource: kind, name: c.info.name };
     if (!c.authorizer.authorize(attrs).allowed) throw failure('Forbidden', forbiddenMessage(attrs), { kind: 'pods', name: c.info.name });
   }
   const pod = await store.get(ns, c.info.name);
   const container = containerOf(pod, q1(q, 'container'));
   const raw = q.command;
   const command = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-  if (!command.length) throw badRequest('you must specify at least one command for the container');
+  if (kind === 'exec' && !command.length) throw badRequest('you must specify at least one command for the container');
   const [stdin, stdout, stderr, tty] = ['stdin', 'stdout', 'stderr', 'tty'].map((k) => parseBool(q1(q, k)) === true);
   if (!stdin && !stdout && !stderr) throw badRequest('you must specify at least 1 of stdin, stdout, stderr');
   const phase = (pod.status as { phase?: string } | undefined)?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot exec into a container in a completed pod; current phase is ${phase}`);
+  if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${kind === 'exec' ? 'exec into' : 'attach to'} a container in a completed pod; current phase is ${phase}`);
   // Only then the upgrade itself, as upstream (a client falling back to SPDY sees the same refusals).
   const up = upgrades.get(c.req.raw);
   if (!up || !isWebSocketUpgrade(c.req.headers)) {
-    if (up && c.req.headers.upgrade) throw badRequest(`unable to upgrade: only WebSocket upgrades are served for exec (${STREAM_PROTOCOLS.join(', ')}), not ${String(c.req.headers.upgrade)}`);
+    if (up && c.req.headers.upgrade) throw badRequest(`unable to upgrade: only WebSocket upgrades are served for ${kind} (${STREAM_PROTOCOLS.join(', ')}), not ${String(c.req.headers.upgrade)}`);
     throw badRequest('Upgrade request required');
   }
   // The kubelet's parameters, as upstream's ExecLocation builds them.
@@ -142,7 +143,7 @@ export async function podExec(c: HandlerContext, store: Store, ns: string | unde
   if (stdout) params.set('output', '1');
   if (stderr) params.set('error', '1');
   if (tty) params.set('tty', '1');
-  const url = await kubeletURL(c, pod, `/exec/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`);
+  const url = await kubeletURL(c, pod, `/${kind}/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`);
   const kc = c.opts.kubeletClient;
   const res = await dialUpgrade(c.req.headers, { url, ...(kc ? { cert: kc.cert, key: kc.key, ...(kc.ca ? { ca: kc.ca } : {}) } : {}) }).catch((e: Error) => {
     throw serviceUnavailable(`the kubelet of node "${(pod.spec as PodSpec).nodeName}" could not be reached: ${e.message}`);

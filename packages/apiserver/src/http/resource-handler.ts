@@ -22,7 +22,7 @@ import {
   unsupportedMediaType,
 } from '@kubeling/apimachinery';
 import { q1, type Query, type RequestInfo } from './request-info.js';
-import { podExec, podLogs } from './kubelet-proxy.js';
+import { podLogs, podStream } from './kubelet-proxy.js';
 import { BODY_TYPES, PATCH_TYPES, checkObjectBody, encode, fieldValidationOf, mediaType, parseBody, wantsYaml, type FieldValidation } from './codec.js';
 import type { DeleteOptions, ListOptions, Store, WriteContext } from '../registry/store.js';
 import type { EtcdStorage } from '../storage/etcd.js';
@@ -315,7 +315,8 @@ async function handleSubresource(c: HandlerContext, store: Store, ns: string | u
     case 'log':
       return podLogs(c, store, ns);
     case 'exec':
-      return podExec(c, store, ns);
+    case 'attach':
+      return podStream(c, store, ns, sub);
     case 'token':
       return tokenRequest(c, store, ns);
     default:

@@ -6,7 +6,8 @@
  */
 import { UsageError } from '../flags.js';
 import { Ctx, apiVersionOf, dryRunSuffix, kindRef, parseLabels, pathOf, type Obj } from '../ctx.js';
-import { resourcePath, type Mapping } from '../discovery.js';
+import { pathSegment, resourcePath, type Mapping } from '../discovery.js';
+import { attachRun } from './exec.js';
 import { parseOutput, printObjects } from '../print/printers.js';
 
 /** Sends (or, for a client dry run, only prints) one new object; prints kubectl's line or the `-o` form. */
@@ -199,6 +200,9 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
   if (gen === 'deployment/apps.v1' && restart !== 'Always') throw new UsageError('error: --restart=Always is the only policy a Deployment supports');
   if (g.replicas !== undefined && !/^\d+$/.test(g.replicas)) throw new UsageError(`error: invalid argument "${g.replicas}" for "--replicas" flag: must be a non-negative integer`);
   if (gen === 'cronjob/v1' && !g.schedule) throw new UsageError('error: --schedule is required for the cronjob/v1 generator');
+  if (g.rm && !g.stdin) throw new UsageError('error: --rm should only be used for attached containers');
+  if (g.stdin && gen !== 'run-pod/v1') throw new UsageError('error: -i attaches to Pods only here; use --restart=Never or leave out --replicas/--schedule');
+  if (g.tty && !g.stdin) throw new UsageError('error: -i/--stdin is required for containers with -t/--tty=true');
   const labels = g.labels ? parseLabels(g.labels) : { run: name };
   const env = g.env.map((kv) => {
     const i = kv.indexOf('=');
@@ -214,6 +218,8 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
     name,
     ...(g.port ? { ports: [{ containerPort: Number(g.port) }] } : {}),
     resources: {},
+    ...(g.stdin ? { stdin: true, stdinOnce: true } : {}),
+    ...(g.tty ? { tty: true } : {}),
   };
   const podSpec = { containers: [container], dnsPolicy: 'ClusterFirst', restartPolicy: restart };
   let obj: Obj;
@@ -232,6 +238,13 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
       break;
   }
   await ctx.validate(obj, 'run');
+  if (g.stdin && ctx.dryRun === 'none') {
+    // Attached: no "created" line, as kubectl; the pod's output and exit code instead.
+    const m = await ctx.mappingFor(obj, 'run');
+    const ns = pathSegment(ctx.ns, 'namespace');
+    await ctx.client.post<Obj>(resourcePath(m, ns), obj, ctx.writeQuery('kubectl-run'));
+    return attachRun(ctx, ns, name);
+  }
   await emit(ctx, ctx.dryRun === 'client' ? generated(obj) : obj, 'created', 'kubectl-run');
   return 0;
 }
