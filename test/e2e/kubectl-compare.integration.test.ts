@@ -32,7 +32,7 @@ const procs = new Processes();
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-compare-'));
   env = await startTestEnv();
-  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints']);
+  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints', 'endpointslice']);
   client = plane.client;
   const sock = await procs.runtime(dir, 'cmp-1', '127.7.1.0/24');
   await procs.kubelet(env, dir, 'cmp-1', sock, await freePort(), ['--capacity=cpu=8,memory=16Gi']);
@@ -368,7 +368,7 @@ test('one discovery cache in kubectl\'s layout: the real kubectl reads what ours
   assert.equal(out, 'deployment.apps/app\n');
 });
 
-test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet, ConfigMap, Secret, Namespace', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
+test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet, Service (endpoints from EndpointSlices), ConfigMap, Secret, Namespace', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
   const ns = 'desc';
   const k = (...args: string[]) => ours(['-n', ns, ...args]);
   await ours(['create', 'namespace', ns]);
@@ -379,11 +379,13 @@ test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet,
   await k('create', 'secret', 'generic', 'pw', '--from-literal=password=s3cret');
   assert.equal((await k('wait', '--for=condition=Ready', 'pod/solo', '--timeout=60s')).code, 0);
   assert.equal((await k('wait', '--for=condition=Available', 'deployment/web', '--timeout=60s')).code, 0);
+  await k('expose', 'deployment', 'web', '--port=8080', '--target-port=80');
+  await waitFor(async () => (await client.get<Obj>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`)).items?.[0]?.endpoints?.length === 2, 20_000, 'the Service\'s EndpointSlice');
   await new Promise((r) => setTimeout(r, 1500)); // the last events settle
   const rs = JSON.parse((await k('get', 'rs', '-o', 'json')).stdout).items[0].metadata.name as string;
   // Ages move between the two runs; everything else must match.
   const norm = (s: string) => s.replace(/\b\d+(ms|s|m|h|d)(\d+(s|m|h))?\b/g, 'AGE');
-  for (const target of [['pod', 'solo'], ['deployment', 'web'], ['replicaset', rs], ['configmap', 'cfg'], ['secret', 'pw'], ['namespace', ns]]) {
+  for (const target of [['pod', 'solo'], ['deployment', 'web'], ['replicaset', rs], ['service', 'web'], ['configmap', 'cfg'], ['secret', 'pw'], ['namespace', ns]]) {
     const r = await real.run(['describe', '-n', ns, ...target]);
     const o = await k('describe', ...target);
     assert.equal(r.code, 0, r.stderr);

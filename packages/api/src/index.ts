@@ -7,6 +7,7 @@ export * as corev1 from './kinds/core-v1.js';
 export * as appsv1 from './kinds/apps-v1.js';
 export * as batchv1 from './kinds/batch-v1.js';
 export * as coordinationv1 from './kinds/coordination-v1.js';
+export * as discoveryv1 from './kinds/discovery-v1.js';
 export * as eventsv1 from './kinds/events-v1.js';
 export * as schedulingv1 from './kinds/scheduling-v1.js';
 export * as admissionregistrationv1 from './kinds/admissionregistration-v1.js';

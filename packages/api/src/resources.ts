@@ -9,6 +9,7 @@ import * as core from './kinds/core-v1.js';
 import * as apps from './kinds/apps-v1.js';
 import * as batch from './kinds/batch-v1.js';
 import * as coordination from './kinds/coordination-v1.js';
+import * as discovery from './kinds/discovery-v1.js';
 import * as eventsV1 from './kinds/events-v1.js';
 import * as scheduling from './kinds/scheduling-v1.js';
 import * as admissionregistration from './kinds/admissionregistration-v1.js';
@@ -166,6 +167,8 @@ export const resources: readonly ResourceDef[] = [
 
   // coordination.k8s.io/v1
   def('coordination.k8s.io', 'v1', 'Lease', 'leases', true, coordination.Lease),
+  // discovery.k8s.io/v1
+  def('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true, discovery.EndpointSlice),
 ];
 
 /** Group order as the upstream apiserver lists them (discovery priority). */
@@ -181,6 +184,7 @@ export const GROUP_ORDER = [
   'rbac.authorization.k8s.io',
   'scheduling.k8s.io',
   'coordination.k8s.io',
+  'discovery.k8s.io',
   'admissionregistration.k8s.io',
 ];
 

@@ -120,6 +120,14 @@ async function ensureKubernetesService(registry: Registry, advertise: string, sc
   };
   await create('/v1/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: KUBERNETES_SERVICE_IP, ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }], sessionAffinity: 'None', type: 'ClusterIP' } });
   await create('/v1/endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } }, subsets: [{ addresses: [{ ip }], ports: [{ name: scheme, port, protocol: 'TCP' }] }] });
+  await create('discovery.k8s.io/v1/endpointslices', {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
+    addressType: ip.includes(':') ? 'IPv6' : 'IPv4',
+    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    ports: [{ name: scheme, port, protocol: 'TCP' }],
+  });
 }
 
 export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {

@@ -174,6 +174,35 @@ describe('endpoints and job controllers', () => {
     assert.deepEqual(ep.subsets[0].ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
   });
 
+  test('EndpointSlices: the pods with ready, serving and terminating conditions; a placeholder for a Service without pods; gone with their Service', async () => {
+    const slicesOf = async (svc: string) => (await request(env.url, 'GET', `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D${svc}`)).body.items as any[];
+    const [slice] = await eventually(async () => {
+      const l = await slicesOf('svc');
+      return l.length === 1 && l[0].endpoints?.length === 2 && l;
+    });
+    assert.match(slice.metadata.name, /^svc-[a-z0-9]{5}$/);
+    assert.equal(slice.metadata.labels['endpointslice.kubernetes.io/managed-by'], 'endpointslice-controller.k8s.io');
+    assert.deepEqual(slice.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.controller]), [['Service', 'svc', true]]);
+    assert.equal(slice.addressType, 'IPv4');
+    assert.deepEqual(slice.ports, [{ name: 'http', protocol: 'TCP', port: 8080 }]);
+    assert.deepEqual(slice.endpoints.map((e: any) => [e.addresses[0], e.conditions, e.targetRef.name]), [
+      ['127.20.0.1', { ready: true, serving: true, terminating: false }, 'ep-1'],
+      ['127.20.0.2', { ready: false, serving: false, terminating: false }, 'ep-2'],
+    ]);
+    // Another client's change is put back.
+    await request(env.url, 'PATCH', `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${slice.metadata.name}`, { endpoints: [] }, { contentType: 'application/merge-patch+json' });
+    await eventually(async () => (await slicesOf('svc'))[0]?.endpoints?.length === 2);
+    await request(env.url, 'POST', '/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lonely' }, spec: { selector: { app: 'nobody' }, ports: [{ port: 80 }] } });
+    const placeholder = await eventually(async () => {
+      const l = await slicesOf('lonely');
+      return l.length === 1 && l[0];
+    });
+    assert.deepEqual([placeholder.endpoints ?? [], placeholder.ports ?? []], [[], []]);
+    await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/lonely');
+    await eventually(async () => (await slicesOf('lonely')).length === 0);
+    assert.equal((await slicesOf('svc')).length, 1, 'one slice, never two');
+  });
+
   test('a Job runs its pods one at a time to its completions and records events', async () => {
     await request(env.url, 'POST', '/apis/batch/v1/namespaces/default/jobs', {
       apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'work' },

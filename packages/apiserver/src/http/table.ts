@@ -157,8 +157,13 @@ function endpointsString(e: Obj): string {
       for (const p of ports) out.push(`${a.ip}:${p.port}`);
     }
   }
-  if (!out.length) return '<none>';
-  return out.length > 3 ? `${out.slice(0, 3).join(',')} + ${out.length - 3} more...` : out.join(',');
+  return firstThree(out, '<none>');
+}
+
+/** At most three items, then how many more, as upstream's printers shorten lists. */
+function firstThree(items: string[], none: string): string {
+  if (!items.length) return none;
+  return items.length > 3 ? `${items.slice(0, 3).join(',')} + ${items.length - 3} more...` : items.join(',');
 }
 
 function jobDuration(j: Obj, now: number): string {
@@ -383,6 +388,20 @@ const printers: Record<string, Printer> = {
       const cs = containersOf(c.spec?.jobTemplate?.spec?.template?.spec);
       const last = c.status?.lastScheduleTime ? humanDuration(now - Date.parse(c.status.lastScheduleTime)) : '<none>';
       return [c.metadata.name, c.spec?.schedule ?? '', c.spec?.timeZone ?? '<none>', c.spec?.suspend ?? false, (c.status?.active ?? []).length, last, age(c, now), names(cs), images(cs), selectorString(c.spec?.jobTemplate?.spec?.selector)];
+    },
+  },
+  'discovery.k8s.io/endpointslices': {
+    columns: [
+      NAME,
+      col('AddressType', 'The type of address carried by this EndpointSlice.'),
+      col('Ports', 'Ports allowed by this EndpointSlice.'),
+      col('Endpoints', 'Endpoints that are part of this EndpointSlice.'),
+      AGE,
+    ],
+    cells: (e, now) => {
+      const ports = ((e.ports ?? []) as Obj[]).map((p) => (p.port === undefined || p.port === null ? '<unset>' : String(p.port)));
+      const addrs = ((e.endpoints ?? []) as Obj[]).flatMap((x) => (x.addresses ?? []) as string[]);
+      return [e.metadata.name, e.addressType ?? '', firstThree(ports, '<unset>'), firstThree(addrs, '<unset>'), age(e, now)];
     },
   },
   'coordination.k8s.io/leases': {

@@ -4,6 +4,7 @@ import { CronJobController } from './cronjob/controller.js';
 import { DaemonSetController } from './daemonset/controller.js';
 import { DeploymentController } from './deployment/controller.js';
 import { EndpointsController } from './endpoints/controller.js';
+import { EndpointSliceController } from './endpointslice/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
 import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
@@ -18,6 +19,7 @@ const table: ControllerDescriptor[] = [
   { name: 'daemonset', create: (ctx) => new DaemonSetController(ctx) },
   { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
   { name: 'endpoints', create: (ctx) => new EndpointsController(ctx) },
+  { name: 'endpointslice', create: (ctx) => new EndpointSliceController(ctx) },
   { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
   { name: 'job', create: (ctx) => new JobController(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },

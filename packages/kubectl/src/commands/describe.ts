@@ -241,7 +241,25 @@ function describeReplicaSet(d: Lines, o: Obj, pods: Obj[]): void {
   for (const line of podTemplateText(o.spec?.template ?? {}).split('\n')) d.add(line);
 }
 
-function describeService(d: Lines, s: Obj, endpoints: Obj | undefined): void {
+/** A port's endpoints as kubectl lists them from EndpointSlices: ready ones, `ip:port`, three and a count of the rest. */
+function sliceEndpoints(slices: Obj[], portName: string): string {
+  if (!slices.length) return '<none>';
+  const list: string[] = [];
+  let count = 0;
+  const add = (v: string) => {
+    if (list.length < 3) list.push(v);
+    count++;
+  };
+  for (const sl of slices) {
+    const ready = ((sl.endpoints ?? []) as Obj[]).filter((e) => e.conditions?.ready !== false);
+    const ports = (sl.ports ?? []) as Obj[];
+    if (!ports.length) for (const e of ready) add(e.addresses[0]);
+    for (const p of ports) if ((p.name ?? '') === portName) for (const e of ready) add(`${String(e.addresses[0]).includes(':') ? `[${e.addresses[0]}]` : e.addresses[0]}:${p.port}`);
+  }
+  return count > 3 ? `${list.join(',')} + ${count - 3} more...` : list.join(',');
+}
+
+function describeService(d: Lines, s: Obj, slices: Obj[]): void {
   header(d, s);
   d.kv(0, 'Selector', Object.entries((s.spec?.selector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',') || '<none>');
   d.kv(0, 'Type', s.spec?.type ?? 'ClusterIP');
@@ -249,12 +267,11 @@ function describeService(d: Lines, s: Obj, endpoints: Obj | undefined): void {
   d.kv(0, 'IP Families', (s.spec?.ipFamilies ?? ['IPv4']).join(','));
   d.kv(0, 'IP', s.spec?.clusterIP ?? '');
   d.kv(0, 'IPs', (s.spec?.clusterIPs ?? [s.spec?.clusterIP]).filter(Boolean).join(','));
-  const addrs = ((endpoints?.subsets ?? []) as Obj[]).flatMap((ss) => ((ss.addresses ?? []) as Obj[]).flatMap((a) => ((ss.ports ?? []) as Obj[]).map((p) => `${a.ip}:${p.port}`)));
   for (const p of (s.spec?.ports ?? []) as Obj[]) {
     d.kv(0, 'Port', `${p.name ?? '<unset>'}  ${p.port}/${p.protocol ?? 'TCP'}`);
     d.kv(0, 'TargetPort', `${p.targetPort ?? p.port}/${p.protocol ?? 'TCP'}`);
     if (p.nodePort) d.kv(0, 'NodePort', `${p.name ?? '<unset>'}  ${p.nodePort}/${p.protocol ?? 'TCP'}`);
-    d.kv(0, 'Endpoints', addrs.join(',') || '');
+    d.kv(0, 'Endpoints', sliceEndpoints(slices, p.name ?? ''));
   }
   d.kv(0, 'Session Affinity', s.spec?.sessionAffinity ?? 'None');
   if (s.spec?.internalTrafficPolicy) d.kv(0, 'Internal Traffic Policy', s.spec.internalTrafficPolicy);
@@ -439,7 +456,7 @@ export async function describe(ctx: Ctx, args: string[]): Promise<number> {
         break;
       }
       case 'Service':
-        describeService(d, o, await ctx.getOrNull(`/api/v1/namespaces/${o.metadata.namespace}/endpoints/${o.metadata.name}`));
+        describeService(d, o, ((await ctx.client.get<Obj>(`/apis/discovery.k8s.io/v1/namespaces/${o.metadata.namespace}/endpointslices`, { labelSelector: `kubernetes.io/service-name=${o.metadata.name}` }).catch(() => ({ items: [] }))).items ?? []) as Obj[]);
         break;
       case 'Node':
         describeNode(d, o, ((await ctx.client.get<Obj>('/api/v1/pods', { fieldSelector: `spec.nodeName=${o.metadata.name}` })).items ?? []) as Obj[], await ctx.getOrNull(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${o.metadata.name}`).catch(() => undefined));

@@ -2,7 +2,8 @@
  * Service cluster IPs against a real etcd: each allocated IP is a key of its
  * own under /registry/ipaddresses/, so no two Services share one; a taken or
  * out-of-range IP is refused as upstream words it; deletion, a failed create
- * and a dry run leave nothing held.
+ * and a dry run leave nothing held. And EndpointSlices: the `kubernetes`
+ * Service's own, and their validation.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,4 +73,29 @@ test('deleting a Service gives its IP back, and another Service may take it', as
   assert.equal((await post({ ...svc('headless'), spec: { clusterIP: 'None', selector: { app: 'h' } } })).status, 201);
   assert.equal((await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext' }, spec: { type: 'ExternalName', externalName: 'example.com' } })).status, 201);
   assert.ok(!(await held()).includes('None'));
+});
+
+test('EndpointSlices: the kubernetes Service has one; address types, families, ports and immutability are checked', async () => {
+  const own = await request(env.url, 'GET', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes');
+  assert.equal(own.status, 200);
+  assert.equal(own.body.metadata.labels['kubernetes.io/service-name'], 'kubernetes');
+  assert.equal(own.body.endpoints[0].addresses[0], '127.0.0.1');
+  const path = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
+  const slice = (over: object) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'es' }, addressType: 'IPv4', endpoints: [{ addresses: ['127.30.0.1'] }], ports: [{ name: 'http', port: 80 }], ...over });
+  const bad = async (over: object, message: RegExp) => {
+    const r = await request(env.url, 'POST', path, slice(over));
+    assert.equal(r.status, 422, JSON.stringify(r.body));
+    assert.match(r.body.message, message);
+  };
+  await bad({ addressType: 'IPv5' }, /addressType: Unsupported value: "IPv5": supported values: "FQDN", "IPv4", "IPv6"/);
+  await bad({ endpoints: [{ addresses: ['::1'] }] }, /endpoints\[0\]\.addresses\[0\]: Invalid value: "::1": must be an IPv4 address/);
+  await bad({ endpoints: [{ addresses: [] }] }, /endpoints\[0\]\.addresses: Required value/);
+  await bad({ ports: [{ name: 'a', port: 80 }, { name: 'a', port: 81 }] }, /ports\[1\]\.name: Duplicate value: "a"/);
+  await bad({ ports: [{ port: 70000 }] }, /ports\[0\]\.port: Invalid value: 70000/);
+  const ok = await request(env.url, 'POST', path, slice({}));
+  assert.equal(ok.status, 201, JSON.stringify(ok.body));
+  assert.equal(ok.body.ports[0].protocol, 'TCP');
+  const change = await request(env.url, 'PATCH', `${path}/es`, { addressType: 'FQDN' }, { contentType: 'application/merge-patch+json' });
+  assert.equal(change.status, 422);
+  assert.match(change.body.message, /addressType: Invalid value: "FQDN": field is immutable/);
 });

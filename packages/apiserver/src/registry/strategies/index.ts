@@ -9,6 +9,7 @@ import { nodeStrategy } from '../core/nodes.js';
 import { eventStrategy, eventsV1Strategy } from '../core/events.js';
 import { daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from '../apps/workloads.js';
 import { cronJobStrategy, jobStrategy } from '../batch/jobs.js';
+import { endpointSliceStrategy } from '../discovery/endpointslices.js';
 import { generationStatusStrategy, plainStrategy, podTemplateStrategy, priorityClassStrategy, roleBindingStrategy, roleStrategy, statusStrategy } from '../other/misc.js';
 
 const byResource: Record<string, Strategy> = {
@@ -32,6 +33,7 @@ const byResource: Record<string, Strategy> = {
   'autoscaling/horizontalpodautoscalers': statusStrategy,
   'policy/poddisruptionbudgets': generationStatusStrategy,
   'scheduling.k8s.io/priorityclasses': priorityClassStrategy,
+  'discovery.k8s.io/endpointslices': endpointSliceStrategy,
   'rbac.authorization.k8s.io/roles': roleStrategy,
   'rbac.authorization.k8s.io/clusterroles': roleStrategy,
   'rbac.authorization.k8s.io/rolebindings': roleBindingStrategy,

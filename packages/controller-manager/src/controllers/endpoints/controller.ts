@@ -13,6 +13,29 @@ import { isPodReady } from '../replicaset/controller.js';
 
 type Obj = Record<string, any>;
 
+/** The Service's ports as one pod serves them: named target ports looked up in its containers; ports it lacks are left out. */
+export function resolvePorts(spec: Obj, pod: KubeObject): Obj[] {
+  const ports: Obj[] = [];
+  for (const sp of (spec.ports ?? []) as Obj[]) {
+    let port: number | undefined;
+    if (typeof sp.targetPort === 'number') port = sp.targetPort;
+    else if (typeof sp.targetPort === 'string') {
+      for (const c of ((pod.spec as Obj).containers ?? []) as Obj[]) for (const cp of (c.ports ?? []) as Obj[]) if (cp.name === sp.targetPort && (cp.protocol ?? 'TCP') === (sp.protocol ?? 'TCP')) port = cp.containerPort;
+    } else port = sp.port;
+    if (port === undefined) continue;
+    ports.push({ ...(sp.name ? { name: sp.name } : {}), port, protocol: sp.protocol ?? 'TCP' });
+  }
+  return ports;
+}
+
+/** The Services whose selector picks a pod, for queueing them on pod changes. */
+export function servicesSelecting(services: Informer, pod: KubeObject): KubeObject[] {
+  return services.store.byIndex('namespace', pod.metadata.namespace ?? '').filter((s) => {
+    const sel = (s.spec as Obj | undefined)?.selector;
+    return sel && Object.keys(sel).length && selectorFromSet(sel).matches(pod.metadata.labels);
+  });
+}
+
 export class EndpointsController extends QueueController {
   readonly name = 'endpoints';
   private services!: Informer;
@@ -25,12 +48,7 @@ export class EndpointsController extends QueueController {
     this.endpoints = this.ctx.informers.informer({ path: '/api/v1/endpoints' });
     this.services.addEventHandler({ add: (s) => this.queue.add(keyOf(s)), update: (_o, s) => this.queue.add(keyOf(s)), delete: (s) => this.queue.add(keyOf(s)) });
     const podChanged = (...pods: KubeObject[]) => {
-      for (const p of pods) {
-        for (const s of this.services.store.byIndex('namespace', p.metadata.namespace ?? '')) {
-          const sel = (s.spec as Obj | undefined)?.selector;
-          if (sel && Object.keys(sel).length && selectorFromSet(sel).matches(p.metadata.labels)) this.queue.add(keyOf(s));
-        }
-      }
+      for (const p of pods) for (const s of servicesSelecting(this.services, p)) this.queue.add(keyOf(s));
     };
     this.pods.addEventHandler({ add: (p) => podChanged(p), update: (o, p) => podChanged(o, p), delete: (p) => podChanged(p) });
   }
@@ -56,16 +74,7 @@ export class EndpointsController extends QueueController {
       .filter((p) => sel.matches(p.metadata.labels) && !p.metadata.deletionTimestamp && (p.status as Obj | undefined)?.podIP)
       .sort((a, b) => String((a.status as Obj).podIP).localeCompare(String((b.status as Obj).podIP)));
     for (const p of pods) {
-      const ports: Obj[] = [];
-      for (const sp of (spec.ports ?? []) as Obj[]) {
-        let port: number | undefined;
-        if (typeof sp.targetPort === 'number') port = sp.targetPort;
-        else if (typeof sp.targetPort === 'string') {
-          for (const c of ((p.spec as Obj).containers ?? []) as Obj[]) for (const cp of (c.ports ?? []) as Obj[]) if (cp.name === sp.targetPort && (cp.protocol ?? 'TCP') === (sp.protocol ?? 'TCP')) port = cp.containerPort;
-        } else port = sp.port;
-        if (port === undefined) continue;
-        ports.push({ ...(sp.name ? { name: sp.name } : {}), port, protocol: sp.protocol ?? 'TCP' });
-      }
+      const ports = resolvePorts(spec, p);
       const sig = JSON.stringify(ports);
       const subset = subsets.get(sig) ?? { addresses: [], notReadyAddresses: [], ports };
       subsets.set(sig, subset);
