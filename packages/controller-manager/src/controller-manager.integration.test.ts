@@ -284,3 +284,56 @@ describe('daemonset controller', () => {
     assert.equal(ds.status.numberMisscheduled, 0);
   });
 });
+
+describe('statefulset controller', () => {
+  const now = () => new Date().toISOString().replace(/\.\d+Z/, 'Z');
+  const pod = async (n: string) => {
+    const r = await request(env.url, 'GET', `/api/v1/namespaces/default/pods/${n}`);
+    return r.status === 200 ? r.body : undefined;
+  };
+  const ready = async (n: string) => {
+    const p = await eventually(() => pod(n));
+    p.status = { ...p.status, phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: now() }] };
+    assert.equal((await request(env.url, 'PUT', `/api/v1/namespaces/default/pods/${n}/status`, p)).status, 200);
+  };
+
+  test('pods one at a time in order with stable names; a template change rolls from the highest ordinal; scale-down from the top', async () => {
+    const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'ord' }, spec: { serviceName: 'ord', replicas: 2, selector: { matchLabels: { app: 'ord' } }, template: { metadata: { labels: { app: 'ord' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
+    assert.equal((await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/statefulsets', sts)).status, 201);
+    const first = await eventually(() => pod('ord-0'));
+    assert.deepEqual([first.spec.hostname, first.spec.subdomain, first.metadata.labels['statefulset.kubernetes.io/pod-name'], first.metadata.labels['apps.kubernetes.io/pod-index']], ['ord-0', 'ord', 'ord-0', '0']);
+    assert.deepEqual(first.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.controller]), [['StatefulSet', 'ord', true]]);
+    const rev1 = first.metadata.labels['controller-revision-hash'];
+    assert.match(rev1, /^ord-[a-z0-9]+$/);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await pod('ord-1'), undefined, 'ord-1 waits for ord-0 to be Running and Ready');
+    await ready('ord-0');
+    await ready('ord-1');
+    const st = await eventually(async () => {
+      const s = (await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/statefulsets/ord')).body;
+      return s.status?.readyReplicas === 2 && s.status;
+    });
+    assert.deepEqual([st.replicas, st.currentRevision, st.updateRevision, st.updatedReplicas], [2, rev1, rev1, 2]);
+    const cr = (await request(env.url, 'GET', `/apis/apps/v1/namespaces/default/controllerrevisions/${rev1}`)).body;
+    assert.equal(cr.revision, 1);
+    // A new template: ord-1 goes first and comes back at the new revision, then ord-0.
+    await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/statefulsets/ord', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } } } }, { contentType: 'application/strategic-merge-patch+json' });
+    const second = await eventually(async () => {
+      const p = await pod('ord-1');
+      return p && p.metadata.labels['controller-revision-hash'] !== rev1 && p;
+    });
+    const rev2 = second.metadata.labels['controller-revision-hash'];
+    assert.equal((await pod('ord-0')).metadata.labels['controller-revision-hash'], rev1, 'ord-0 waits for ord-1');
+    await ready('ord-1');
+    await eventually(async () => (await pod('ord-0'))?.metadata.labels['controller-revision-hash'] === rev2);
+    await ready('ord-0');
+    const done = await eventually(async () => {
+      const s = (await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/statefulsets/ord')).body;
+      return s.status?.currentRevision === rev2 && s.status?.readyReplicas === 2 && s.status;
+    });
+    assert.equal(done.updatedReplicas, 2);
+    await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/statefulsets/ord', { spec: { replicas: 1 } }, { contentType: 'application/merge-patch+json' });
+    await eventually(async () => (await pod('ord-1')) === undefined);
+    assert.ok(await pod('ord-0'), 'ord-0 stays');
+  });
+});

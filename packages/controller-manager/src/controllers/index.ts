@@ -12,6 +12,7 @@ import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { PODGC_DEFAULTS, PodGCController } from './podgc/controller.js';
 import { ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
+import { StatefulSetController } from './statefulset/controller.js';
 import { RootCACertPublisher } from './rootcacertpublisher/controller.js';
 
 const table: ControllerDescriptor[] = [
@@ -27,6 +28,7 @@ const table: ControllerDescriptor[] = [
   { name: 'podgc', create: (ctx) => new PodGCController(ctx, { ...PODGC_DEFAULTS, ...ctx.podGC }) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
+  { name: 'statefulset', create: (ctx) => new StatefulSetController(ctx) },
   { name: 'root-ca-cert-publisher', create: (ctx) => new RootCACertPublisher(ctx) },
 ];
 

@@ -1,6 +1,6 @@
 /**
  * `rollout status|history|undo|restart|pause|resume` for Deployments (and
- * `status`/`restart` for DaemonSets), with upstream's messages. `status`
+ * `status`/`restart` for DaemonSets and StatefulSets), with upstream's messages. `status`
  * prints each new state as the watch reports it, until the rollout is done.
  */
 import { UsageError } from '../flags.js';
@@ -11,10 +11,24 @@ const REVISION = 'deployment.kubernetes.io/revision';
 const CHANGE_CAUSE = 'kubernetes.io/change-cause';
 const HASH_LABEL = 'pod-template-hash';
 
-/** Upstream's DeploymentStatusViewer / DaemonSetStatusViewer: [message, done]. */
+/** Upstream's DeploymentStatusViewer / DaemonSetStatusViewer / StatefulSetStatusViewer: [message, done]. */
 export function rolloutStatus(o: Obj): [string, boolean] {
   const name = o.metadata.name;
   const st = o.status ?? {};
+  if (o.kind === 'StatefulSet') {
+    const strategy = o.spec?.updateStrategy ?? {};
+    if (strategy.type && strategy.type !== 'RollingUpdate') throw new UsageError('error: rollout status is only available for RollingUpdate strategy type');
+    if (!st.observedGeneration || (o.metadata.generation ?? 0) > st.observedGeneration) return ['Waiting for statefulset spec update to be observed...\n', false];
+    const replicas = o.spec?.replicas ?? 1;
+    if ((st.readyReplicas ?? 0) < replicas) return [`Waiting for ${replicas - (st.readyReplicas ?? 0)} pods to be ready...\n`, false];
+    const partition = strategy.rollingUpdate?.partition;
+    if (strategy.rollingUpdate) {
+      if (partition !== undefined && (st.updatedReplicas ?? 0) < replicas - partition) return [`Waiting for partitioned roll out to finish: ${st.updatedReplicas ?? 0} out of ${replicas - partition} new pods have been updated...\n`, false];
+      return [`partitioned roll out complete: ${st.updatedReplicas ?? 0} new pods have been updated...\n`, true];
+    }
+    if (st.updateRevision !== st.currentRevision) return [`waiting for statefulset rolling update to complete ${st.updatedReplicas ?? 0} pods at revision ${st.updateRevision}...\n`, false];
+    return [`statefulset rolling update complete ${st.currentReplicas ?? 0} pods at revision ${st.currentRevision}...\n`, true];
+  }
   if (o.kind === 'DaemonSet') {
     if ((o.metadata.generation ?? 0) > (st.observedGeneration ?? 0)) return ['Waiting for daemon set spec update to be observed...\n', false];
     const desired = st.desiredNumberScheduled ?? 0;
@@ -37,7 +51,7 @@ async function one(ctx: Ctx, args: string[]): Promise<{ t: Target; name: string;
   const targets = await ctx.targets(args, { allowList: !!ctx.g.selector || ctx.g.all });
   const out: { t: Target; name: string; obj: Obj }[] = [];
   for (const t of targets) {
-    if (!['Deployment', 'DaemonSet'].includes(t.mapping.kind)) throw new UsageError(`error: no status viewer has been implemented for ${t.mapping.kind}`);
+    if (!['Deployment', 'DaemonSet', 'StatefulSet'].includes(t.mapping.kind)) throw new UsageError(`error: no status viewer has been implemented for ${t.mapping.kind}`);
     if (t.name) out.push({ t, name: t.name, obj: { kind: t.mapping.kind, ...(await ctx.client.get<Obj>(pathOf(t))) } });
     else for (const o of await ctx.list(t)) out.push({ t, name: o.metadata.name, obj: o });
   }
