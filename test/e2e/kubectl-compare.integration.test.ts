@@ -32,7 +32,7 @@ const procs = new Processes();
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-compare-'));
   env = await startTestEnv();
-  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints', 'endpointslice']);
+  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints', 'endpointslice', 'statefulset']);
   client = plane.client;
   const sock = await procs.runtime(dir, 'cmp-1', '127.7.1.0/24');
   await procs.kubelet(env, dir, 'cmp-1', sock, await freePort(), ['--capacity=cpu=8,memory=16Gi']);
@@ -391,4 +391,47 @@ test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet,
     assert.equal(r.code, 0, r.stderr);
     assert.equal(norm(o.stdout), norm(r.stdout), `describe ${target.join(' ')}`);
   }
+});
+
+test('StatefulSets: rollout status, history (and --revision) print what the real kubectl prints; undo goes back a revision', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
+  const ns = 'sts';
+  const k = (...args: string[]) => ours(['-n', ns, ...args]);
+  await ours(['create', 'namespace', ns]);
+  await waitFor(async () => (await client.get<Obj>(`/api/v1/namespaces/${ns}/serviceaccounts`)).items.length > 0, 20_000, 'default ServiceAccount');
+  const file = join(dir, 'sts.yaml');
+  writeFileSync(file, `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 2
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        command: [sleep, "3600"]
+`);
+  assert.equal((await k('apply', '-f', file)).code, 0);
+  const status = await k('rollout', 'status', 'sts/db', '--timeout=60s');
+  assert.equal(status.code, 0, status.stderr);
+  assert.equal(status.stdout.trim().split('\n').pop(), 'partitioned roll out complete: 2 new pods have been updated...');
+  assert.equal((await k('set', 'image', 'sts/db', 'c=busybox:1.36')).code, 0);
+  assert.equal((await k('rollout', 'status', 'sts/db', '--timeout=60s')).code, 0);
+  for (const extra of [[], ['--revision=1'], ['--revision=2']]) {
+    const r = await real.run(['-n', ns, 'rollout', 'history', 'sts/db', ...extra]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await k('rollout', 'history', 'sts/db', ...extra)).stdout, r.stdout, `history ${extra.join(' ')}`);
+  }
+  assert.deepEqual(await k('rollout', 'undo', 'sts/db'), { code: 0, stdout: 'statefulset.apps/db rolled back\n', stderr: '' });
+  const image = async () => (await client.get<Obj>(`/apis/apps/v1/namespaces/${ns}/statefulsets/db`)).spec.template.spec.containers[0].image;
+  assert.equal(await image(), 'busybox');
+  // The revision rolled back to becomes the newest.
+  await waitFor(async () => (await k('rollout', 'history', 'sts/db')).stdout.includes('\n3 '), 20_000, 'revision 1 renumbered 3');
+  assert.equal((await k('rollout', 'undo', 'sts/db', '--to-revision=3')).stdout, 'statefulset.apps/db skipped rollback (current template already matches revision 3)\n');
 });

@@ -3,6 +3,7 @@
  * `status`/`restart` for DaemonSets and StatefulSets), with upstream's messages. `status`
  * prints each new state as the watch reports it, until the rollout is done.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { UsageError } from '../flags.js';
 import { Ctx, kindRef, pathOf, resourceRef, type Obj, type Target } from '../ctx.js';
 import { observe } from './observe.js';
@@ -66,12 +67,40 @@ async function replicaSets(ctx: Ctx, d: Obj): Promise<Obj[]> {
 
 const revision = (rs: Obj): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
 
+/** A StatefulSet's ControllerRevisions, oldest first, with the pod template each holds. */
+async function controllerRevisions(ctx: Ctx, s: Obj): Promise<{ revision: number; changeCause?: string; template: Obj; data: Obj }[]> {
+  const list = await ctx.client.get<Obj>(`/apis/apps/v1/namespaces/${s.metadata.namespace}/controllerrevisions`);
+  return ((list.items ?? []) as Obj[])
+    .filter((cr) => ((cr.metadata.ownerReferences ?? []) as Obj[]).some((r) => r.controller && r.uid === s.metadata.uid))
+    .map((cr) => {
+      const template = structuredClone(cr.data?.spec?.template ?? {}) as Obj;
+      delete template.$patch;
+      return { revision: Number(cr.revision ?? 0), changeCause: cr.metadata.annotations?.[CHANGE_CAUSE] as string | undefined, template, data: cr.data ?? {} };
+    })
+    .sort((a, b) => a.revision - b.revision);
+}
+
 function templateWithoutHash(tpl: Obj): Obj {
   const t = structuredClone(tpl ?? {});
   if (t.metadata?.labels) {
     delete t.metadata.labels[HASH_LABEL];
   }
   return t;
+}
+
+/** Upstream's StatefulSetRollbacker: the revision's data as a strategic merge patch. */
+async function undoStatefulSet(ctx: Ctx, t: Target, name: string, obj: Obj): Promise<void> {
+  const revs = await controllerRevisions(ctx, obj);
+  const to = ctx.g.toRevision && ctx.g.toRevision !== '0' ? Number(ctx.g.toRevision) : undefined;
+  // Without --to-revision: the one before the newest.
+  const want = to !== undefined ? revs.find((r) => r.revision === to) : revs.length > 1 ? revs[revs.length - 2] : undefined;
+  if (!want) throw new UsageError(to !== undefined ? `error: unable to find specified revision ${to} in history` : 'error: no last revision to roll back to');
+  if (isDeepStrictEqual(obj.spec?.template ?? {}, want.template)) {
+    ctx.io.out(`${kindRef(t.mapping)}/${name} skipped rollback (current template already matches revision ${want.revision})\n`);
+    return;
+  }
+  if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), want.data, 'application/strategic-merge-patch+json', ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined);
+  ctx.io.out(`${kindRef(t.mapping)}/${name} rolled back\n`);
 }
 
 export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
@@ -99,15 +128,18 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     }
     case 'history': {
       for (const { t, name, obj } of await one(ctx, rest)) {
-        if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: no history viewer has been implemented for ${t.mapping.kind}`);
-        const rss = await replicaSets(ctx, obj);
+        if (t.mapping.kind !== 'Deployment' && t.mapping.kind !== 'StatefulSet') throw new UsageError(`error: no history viewer has been implemented for ${t.mapping.kind}`);
+        const entries =
+          t.mapping.kind === 'StatefulSet'
+            ? await controllerRevisions(ctx, obj)
+            : (await replicaSets(ctx, obj)).map((r) => ({ revision: revision(r), changeCause: r.metadata.annotations?.[CHANGE_CAUSE] as string | undefined, template: r.spec.template as Obj }));
         if (g.revision) {
-          const rs = rss.find((r) => revision(r) === Number(g.revision));
-          if (!rs) throw new UsageError(`error: unable to find the specified revision`);
-          ctx.io.out(`${kindRef(t.mapping)}/${name} with revision #${g.revision}\n${podTemplateText(templateWithoutHash(rs.spec.template))}\n`);
+          const e = entries.find((r) => r.revision === Number(g.revision));
+          if (!e) throw new UsageError(`error: unable to find the specified revision`);
+          ctx.io.out(`${kindRef(t.mapping)}/${name} with revision #${g.revision}\n${podTemplateText(e.template)}\n\n`);
           continue;
         }
-        const rows = [['REVISION', 'CHANGE-CAUSE'], ...rss.filter((r) => revision(r) > 0).map((r) => [String(revision(r)), r.metadata.annotations?.[CHANGE_CAUSE] ?? '<none>'])];
+        const rows = [['REVISION', 'CHANGE-CAUSE'], ...entries.filter((r) => r.revision > 0).map((r) => [String(r.revision), r.changeCause ?? '<none>'])];
         const w = Math.max(...rows.map((r) => r[0]!.length)) + 2;
         ctx.io.out(`${kindRef(t.mapping)}/${name} \n${rows.map((r) => `${r[0]!.padEnd(w)}${r[1]}`).join('\n')}\n\n`);
       }
@@ -115,6 +147,10 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     }
     case 'undo': {
       for (const { t, name, obj } of await one(ctx, rest)) {
+        if (t.mapping.kind === 'StatefulSet') {
+          await undoStatefulSet(ctx, t, name, obj);
+          continue;
+        }
         if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: no rollbacker has been implemented for ${t.mapping.kind}`);
         if (obj.spec?.paused) throw new UsageError(`error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again`);
         const rss = (await replicaSets(ctx, obj)).filter((r) => revision(r) > 0);

@@ -8,7 +8,8 @@
 
 const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
 
-function canonical(v: unknown): string {
+/** JSON with every object's keys sorted, as Go's json.Marshal writes a map. */
+export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
     return `{${Object.keys(v as object)

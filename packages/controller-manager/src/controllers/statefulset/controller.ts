@@ -15,7 +15,7 @@ import { isAlreadyExists, isConflict, isNotFound, jsonEqual, selectorFromLabelSe
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
-import { podTemplateHash } from '../deployment/util.js';
+import { canonical, podTemplateHash } from '../deployment/util.js';
 import { controllerRef, isPodAvailable, isPodReady } from '../replicaset/controller.js';
 
 type Obj = Record<string, any>;
@@ -55,8 +55,18 @@ export class StatefulSetController extends QueueController {
   /** The revision for the set's template: found, or created with the next revision number. */
   private async revisionFor(set: KubeObject, template: Obj, revs: KubeObject[]): Promise<string> {
     const name = `${set.metadata.name}-${podTemplateHash(template)}`;
-    if (revs.some((r) => r.metadata.name === name)) return name;
-    const next = Math.max(0, ...revs.map((r) => Number((r as Obj).revision ?? 0))) + 1;
+    const top = Math.max(0, ...revs.map((r) => Number((r as Obj).revision ?? 0)));
+    const same = revs.find((r) => r.metadata.name === name) as Obj | undefined;
+    if (same) {
+      // Back to an earlier template (a rollback): that revision becomes the newest, as upstream renumbers it.
+      if (Number(same.revision) < top) {
+        await this.ctx.client.patch(`/apis/apps/v1/namespaces/${set.metadata.namespace}/controllerrevisions/${name}`, { revision: top + 1 }, 'application/merge-patch+json').catch((e) => {
+          if (!isNotFound(e)) throw e;
+        });
+      }
+      return name;
+    }
+    const next = top + 1;
     try {
       await this.ctx.client.post(`/apis/apps/v1/namespaces/${set.metadata.namespace}/controllerrevisions`, {
         apiVersion: 'apps/v1',
@@ -64,9 +74,12 @@ export class StatefulSetController extends QueueController {
         metadata: {
           name,
           labels: { ...((set.spec as Obj).selector?.matchLabels ?? {}), [HASH]: name },
+          // The set's annotations (change-cause among them) go with each revision, as upstream.
+          ...(set.metadata.annotations ? { annotations: { ...set.metadata.annotations } } : {}),
           ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }],
         },
-        data: { spec: { template: { ...template, $patch: 'replace' } } },
+        // Keys sorted, as upstream's patch bytes: kubectl compares them byte for byte to skip a rollback that changes nothing.
+        data: JSON.parse(canonical({ spec: { template: { ...template, $patch: 'replace' } } })),
         revision: next,
       });
     } catch (e) {
