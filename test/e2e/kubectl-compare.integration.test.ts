@@ -32,7 +32,7 @@ const procs = new Processes();
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-compare-'));
   env = await startTestEnv();
-  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints', 'endpointslice', 'statefulset']);
+  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints', 'endpointslice', 'statefulset', 'daemonset']);
   client = plane.client;
   const sock = await procs.runtime(dir, 'cmp-1', '127.7.1.0/24');
   await procs.kubelet(env, dir, 'cmp-1', sock, await freePort(), ['--capacity=cpu=8,memory=16Gi']);
@@ -393,7 +393,7 @@ test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet,
   }
 });
 
-test('StatefulSets: rollout status, history (and --revision) print what the real kubectl prints; undo goes back a revision', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
+test('StatefulSets and DaemonSets: rollout status, history (and --revision) print what the real kubectl prints; undo goes back a revision', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
   const ns = 'sts';
   const k = (...args: string[]) => ours(['-n', ns, ...args]);
   await ours(['create', 'namespace', ns]);
@@ -434,4 +434,18 @@ spec:
   // The revision rolled back to becomes the newest.
   await waitFor(async () => (await k('rollout', 'history', 'sts/db')).stdout.includes('\n3 '), 20_000, 'revision 1 renumbered 3');
   assert.equal((await k('rollout', 'undo', 'sts/db', '--to-revision=3')).stdout, 'statefulset.apps/db skipped rollback (current template already matches revision 3)\n');
+
+  const dsFile = join(dir, 'ds.yaml');
+  writeFileSync(dsFile, readFileSync(file, 'utf8').replace('kind: StatefulSet', 'kind: DaemonSet').replace('  serviceName: db\n  replicas: 2\n', '').replace('name: db', 'name: agent'));
+  assert.equal((await k('apply', '-f', dsFile)).code, 0);
+  assert.equal((await k('rollout', 'status', 'ds/agent', '--timeout=60s')).code, 0);
+  assert.equal((await k('set', 'image', 'ds/agent', 'c=busybox:1.36')).code, 0);
+  assert.equal((await k('rollout', 'status', 'ds/agent', '--timeout=60s')).code, 0);
+  for (const extra of [[], ['--revision=2']]) {
+    const r = await real.run(['-n', ns, 'rollout', 'history', 'ds/agent', ...extra]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await k('rollout', 'history', 'ds/agent', ...extra)).stdout, r.stdout, `ds history ${extra.join(' ')}`);
+  }
+  assert.deepEqual(await k('rollout', 'undo', 'ds/agent'), { code: 0, stdout: 'daemonset.apps/agent rolled back\n', stderr: '' });
+  assert.equal((await client.get<Obj>(`/apis/apps/v1/namespaces/${ns}/daemonsets/agent`)).spec.template.spec.containers[0].image, 'busybox');
 });

@@ -1,6 +1,6 @@
 /**
  * `rollout status|history|undo|restart|pause|resume` for Deployments (and
- * `status`/`restart` for DaemonSets and StatefulSets), with upstream's messages. `status`
+ * `status`/`restart`/`history`/`undo` for DaemonSets and StatefulSets), with upstream's messages. `status`
  * prints each new state as the watch reports it, until the rollout is done.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -67,7 +67,7 @@ async function replicaSets(ctx: Ctx, d: Obj): Promise<Obj[]> {
 
 const revision = (rs: Obj): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
 
-/** A StatefulSet's ControllerRevisions, oldest first, with the pod template each holds. */
+/** The ControllerRevisions of a StatefulSet or DaemonSet, oldest first, with the pod template each holds. */
 async function controllerRevisions(ctx: Ctx, s: Obj): Promise<{ revision: number; changeCause?: string; template: Obj; data: Obj }[]> {
   const list = await ctx.client.get<Obj>(`/apis/apps/v1/namespaces/${s.metadata.namespace}/controllerrevisions`);
   return ((list.items ?? []) as Obj[])
@@ -88,8 +88,8 @@ function templateWithoutHash(tpl: Obj): Obj {
   return t;
 }
 
-/** Upstream's StatefulSetRollbacker: the revision's data as a strategic merge patch. */
-async function undoStatefulSet(ctx: Ctx, t: Target, name: string, obj: Obj): Promise<void> {
+/** Upstream's StatefulSetRollbacker and DaemonSetRollbacker: the revision's data as a strategic merge patch. */
+async function undoByRevision(ctx: Ctx, t: Target, name: string, obj: Obj): Promise<void> {
   const revs = await controllerRevisions(ctx, obj);
   const to = ctx.g.toRevision && ctx.g.toRevision !== '0' ? Number(ctx.g.toRevision) : undefined;
   // Without --to-revision: the one before the newest.
@@ -128,9 +128,9 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     }
     case 'history': {
       for (const { t, name, obj } of await one(ctx, rest)) {
-        if (t.mapping.kind !== 'Deployment' && t.mapping.kind !== 'StatefulSet') throw new UsageError(`error: no history viewer has been implemented for ${t.mapping.kind}`);
+        if (!['Deployment', 'StatefulSet', 'DaemonSet'].includes(t.mapping.kind)) throw new UsageError(`error: no history viewer has been implemented for ${t.mapping.kind}`);
         const entries =
-          t.mapping.kind === 'StatefulSet'
+          t.mapping.kind !== 'Deployment'
             ? await controllerRevisions(ctx, obj)
             : (await replicaSets(ctx, obj)).map((r) => ({ revision: revision(r), changeCause: r.metadata.annotations?.[CHANGE_CAUSE] as string | undefined, template: r.spec.template as Obj }));
         if (g.revision) {
@@ -147,8 +147,8 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     }
     case 'undo': {
       for (const { t, name, obj } of await one(ctx, rest)) {
-        if (t.mapping.kind === 'StatefulSet') {
-          await undoStatefulSet(ctx, t, name, obj);
+        if (t.mapping.kind === 'StatefulSet' || t.mapping.kind === 'DaemonSet') {
+          await undoByRevision(ctx, t, name, obj);
           continue;
         }
         if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: no rollbacker has been implemented for ${t.mapping.kind}`);

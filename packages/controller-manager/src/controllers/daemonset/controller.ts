@@ -5,7 +5,8 @@
  * controller adds the tolerations upstream adds to daemon pods). Pods are pinned
  * with required node affinity on `metadata.name` (the scheduler binds them), carry
  * `controller-revision-hash`, and are replaced under RollingUpdate at most
- * `maxUnavailable` at a time when the template changes.
+ * `maxUnavailable` at a time when the template changes. Each template is a
+ * ControllerRevision `<ds>-<hash>` (the history `rollout history|undo` reads).
  */
 import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, jsonEqual, selectorFromLabelSelector } from '@kubeling/apimachinery';
@@ -15,6 +16,7 @@ import { QueueController } from '../queue-controller.js';
 import { podTemplateHash } from '../deployment/util.js';
 import { doNotScheduleTaint, findUntoleratedTaint, requiredNodeAffinityMatches, type Taint } from '@kubeling/component-helpers';
 import { controllerRef, isPodAvailable, isPodReady } from '../replicaset/controller.js';
+import { ensureRevision, pruneRevisions } from '../history.js';
 
 type Obj = Record<string, any>;
 const HASH = 'controller-revision-hash';
@@ -51,9 +53,11 @@ export class DaemonSetController extends QueueController {
   private dss!: Informer;
   private nodes!: Informer;
   private pods!: Informer;
+  private revisions!: Informer;
 
   init(): void {
     this.dss = this.ctx.informers.informer({ path: '/apis/apps/v1/daemonsets' });
+    this.revisions = this.ctx.informers.informer({ path: '/apis/apps/v1/controllerrevisions' });
     this.nodes = this.ctx.informers.informer({ path: '/api/v1/nodes' });
     this.pods = this.ctx.informers.informer({ path: '/api/v1/pods' });
     this.dss.addEventHandler({ add: (d) => this.queue.add(keyOf(d)), update: (_o, d) => this.queue.add(keyOf(d)) });
@@ -75,6 +79,8 @@ export class DaemonSetController extends QueueController {
     const ns = ds.metadata.namespace!;
     const selector = selectorFromLabelSelector(spec.selector);
     const hash = podTemplateHash(spec.template);
+    const revs = this.revisions.store.byIndex('namespace', ns).filter((r) => controllerRef(r)?.uid === ds.metadata.uid);
+    const rev = await ensureRevision(this.ctx.client, ds, 'DaemonSet', spec.template ?? {}, revs, (_n, h) => h);
     const podSpec = (spec.template?.spec ?? {}) as Obj;
     const pods = this.pods.store.byIndex('namespace', ns).filter((p) => controllerRef(p)?.uid === ds.metadata.uid && selector.matches(p.metadata.labels));
     const live = pods.filter((p) => !p.metadata.deletionTimestamp);
@@ -134,6 +140,7 @@ export class DaemonSetController extends QueueController {
         if (!isNotFound(e) && !isConflict(e)) throw e;
       });
     }
+    await pruneRevisions(this.ctx.client, ns, revs, new Set([rev.name, ...live.map((p) => `${ds.metadata.name}-${p.metadata.labels?.[HASH] ?? ''}`)]), spec.revisionHistoryLimit ?? 10);
     const onEligible = eligible.filter((n) => (byNode.get(n.metadata.name!) ?? []).length > 0);
     const first = (n: KubeObject) => (byNode.get(n.metadata.name!) ?? [])[0]!;
     const status: Obj = {

@@ -15,7 +15,7 @@ import { isAlreadyExists, isConflict, isNotFound, jsonEqual, selectorFromLabelSe
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
-import { canonical, podTemplateHash } from '../deployment/util.js';
+import { ensureRevision, pruneRevisions } from '../history.js';
 import { controllerRef, isPodAvailable, isPodReady } from '../replicaset/controller.js';
 
 type Obj = Record<string, any>;
@@ -52,42 +52,6 @@ export class StatefulSetController extends QueueController {
     return informer.store.byIndex('namespace', set.metadata.namespace ?? '').filter((o) => controllerRef(o)?.uid === set.metadata.uid);
   }
 
-  /** The revision for the set's template: found, or created with the next revision number. */
-  private async revisionFor(set: KubeObject, template: Obj, revs: KubeObject[]): Promise<string> {
-    const name = `${set.metadata.name}-${podTemplateHash(template)}`;
-    const top = Math.max(0, ...revs.map((r) => Number((r as Obj).revision ?? 0)));
-    const same = revs.find((r) => r.metadata.name === name) as Obj | undefined;
-    if (same) {
-      // Back to an earlier template (a rollback): that revision becomes the newest, as upstream renumbers it.
-      if (Number(same.revision) < top) {
-        await this.ctx.client.patch(`/apis/apps/v1/namespaces/${set.metadata.namespace}/controllerrevisions/${name}`, { revision: top + 1 }, 'application/merge-patch+json').catch((e) => {
-          if (!isNotFound(e)) throw e;
-        });
-      }
-      return name;
-    }
-    const next = top + 1;
-    try {
-      await this.ctx.client.post(`/apis/apps/v1/namespaces/${set.metadata.namespace}/controllerrevisions`, {
-        apiVersion: 'apps/v1',
-        kind: 'ControllerRevision',
-        metadata: {
-          name,
-          labels: { ...((set.spec as Obj).selector?.matchLabels ?? {}), [HASH]: name },
-          // The set's annotations (change-cause among them) go with each revision, as upstream.
-          ...(set.metadata.annotations ? { annotations: { ...set.metadata.annotations } } : {}),
-          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid, controller: true, blockOwnerDeletion: true }],
-        },
-        // Keys sorted, as upstream's patch bytes: kubectl compares them byte for byte to skip a rollback that changes nothing.
-        data: JSON.parse(canonical({ spec: { template: { ...template, $patch: 'replace' } } })),
-        revision: next,
-      });
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-    }
-    return name;
-  }
-
   async reconcile(key: string): Promise<void> {
     const set = this.sets.store.get(key);
     if (!set || set.metadata.deletionTimestamp) return;
@@ -101,7 +65,7 @@ export class StatefulSetController extends QueueController {
     const rolling = (spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate';
     const partition: number = rolling ? (spec.updateStrategy?.rollingUpdate?.partition ?? 0) : 0;
     const revs = this.owned(set, this.revisions);
-    const updateRevision = await this.revisionFor(set, spec.template ?? {}, revs);
+    const updateRevision = (await ensureRevision(this.ctx.client, set, 'StatefulSet', spec.template ?? {}, revs, (n) => n)).name;
     const status0 = (set.status ?? {}) as Obj;
     let currentRevision: string = status0.currentRevision || updateRevision;
     const templateOf = (rev: string): Obj => {
@@ -222,7 +186,7 @@ export class StatefulSetController extends QueueController {
       availableReplicas: live.filter((p) => isPodAvailable(p, spec.minReadySeconds ?? 0, Date.now())).length,
     };
     for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas']) if (status[k] === 0) delete status[k];
-    await this.pruneRevisions(set, revs, new Set([currentRevision, updateRevision, ...live.map((p) => p.metadata.labels?.[HASH] ?? '')]), spec.revisionHistoryLimit ?? 10);
+    await pruneRevisions(this.ctx.client, ns, revs, new Set([currentRevision, updateRevision, ...live.map((p) => p.metadata.labels?.[HASH] ?? '')]), spec.revisionHistoryLimit ?? 10);
     if (jsonEqual(status, status0)) return;
     try {
       await this.ctx.client.put(`/apis/apps/v1/namespaces/${ns}/statefulsets/${name}/status`, { ...set, status });
@@ -232,15 +196,5 @@ export class StatefulSetController extends QueueController {
     }
     // Waiting on minReadySeconds: look again when the pods could be available.
     if ((spec.minReadySeconds ?? 0) > 0 && status.availableReplicas < ready) this.queue.addAfter(key, 1000);
-  }
-
-  /** Old revisions beyond revisionHistoryLimit go, oldest first; those in use stay. */
-  private async pruneRevisions(set: KubeObject, revs: KubeObject[], inUse: Set<string>, limit: number): Promise<void> {
-    const old = revs.filter((r) => !inUse.has(r.metadata.name!)).sort((a, b) => Number((a as Obj).revision) - Number((b as Obj).revision));
-    for (const r of old.slice(0, Math.max(0, old.length - limit))) {
-      await this.ctx.client.delete(`/apis/apps/v1/namespaces/${set.metadata.namespace}/controllerrevisions/${r.metadata.name}`).catch((e) => {
-        if (!isNotFound(e)) throw e;
-      });
-    }
   }
 }
