@@ -1,7 +1,7 @@
 /**
  * The userspace proxy against a real etcd + apiserver: a Service's cluster IP
  * answers on this machine with its endpoints' replies, in turn; a changed
- * Endpoints object moves the traffic, and a deleted Service closes the port.
+ * EndpointSlice moves the traffic, and a deleted Service closes the port.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -54,21 +54,23 @@ after(async () => {
   await env?.stop();
 });
 
-test('a cluster IP relays to its endpoints in turn, follows Endpoints changes, and closes with its Service', async () => {
+test('a cluster IP relays to its endpoints in turn, follows EndpointSlice changes, and closes with its Service', async () => {
   const [a, b, c] = [await backend('a'), await backend('b'), await backend('c')];
   const ip = `127.1.${randomInt(100, 250)}.${randomInt(2, 250)}`;
   const port = await freePort();
   const svc = await request(env.url, 'POST', '/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo' }, spec: { clusterIP: ip, ports: [{ name: 'tcp', port }] } });
   assert.equal(svc.status, 201, JSON.stringify(svc.body));
-  const endpoints = (ports: number[]) => ({ apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'echo' }, subsets: ports.map((p) => ({ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'tcp', port: p }] })) });
-  assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/endpoints', endpoints([a, b]))).status, 201);
+  // One slice per backend port (each slice has one port number for its endpoints).
+  const slice = (n: string, p: number) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: n, labels: { 'kubernetes.io/service-name': 'echo' } }, addressType: 'IPv4', endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }], ports: [{ name: 'tcp', port: p }] });
+  const slices = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
+  for (const [n, p] of [['echo-a', a], ['echo-b', b]] as const) assert.equal((await request(env.url, 'POST', slices, slice(n, p))).status, 201);
   await waitFor(async () => (await ask(ip, port)) !== 'ECONNREFUSED' && (await ask(ip, port)) !== '', 10_000, 'the cluster IP to answer');
   const answers = new Set<string>();
   for (let i = 0; i < 4; i++) answers.add(await ask(ip, port));
   assert.deepEqual([...answers].sort(), ['a', 'b'], 'both endpoints, in turn');
-  const cur = (await request(env.url, 'GET', '/api/v1/namespaces/default/endpoints/echo')).body;
-  assert.equal((await request(env.url, 'PUT', '/api/v1/namespaces/default/endpoints/echo', { ...endpoints([c]), metadata: { name: 'echo', resourceVersion: cur.metadata.resourceVersion } })).status, 200);
-  await waitFor(async () => (await ask(ip, port)) === 'c' && (await ask(ip, port)) === 'c', 10_000, 'traffic to follow the Endpoints');
+  assert.equal((await request(env.url, 'DELETE', `${slices}/echo-b`)).status, 200);
+  assert.equal((await request(env.url, 'PATCH', `${slices}/echo-a`, { ports: [{ name: 'tcp', port: c }] }, { contentType: 'application/merge-patch+json' })).status, 200);
+  await waitFor(async () => (await ask(ip, port)) === 'c' && (await ask(ip, port)) === 'c', 10_000, 'traffic to follow the slices');
   assert.ok(proxier.connections >= 6);
   assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/echo')).status, 200);
   await waitFor(async () => (await ask(ip, port)) === 'ECONNREFUSED', 10_000, 'the port to close');

@@ -2,8 +2,8 @@
  * kube-proxy in userspace mode: for each Service's cluster IP and TCP port a
  * listener on this machine (cluster IPs are inside 127.0.0.0/8, so they are
  * local addresses here), each connection relayed to one of the Service's
- * ready endpoints in turn. Services and Endpoints come from informers; a
- * change reconciles the listeners. A listener that cannot bind (a port under
+ * ready endpoints in turn. Services and EndpointSlices come from informers, as
+ * upstream's kube-proxy reads them; a change reconciles the listeners. A listener that cannot bind (a port under
  * 1024 without root, or another proxy holding it) is reported and retried on
  * the next change.
  */
@@ -19,9 +19,15 @@ export interface Backend {
   port: number;
 }
 
-/** What should be listening: `clusterIP:port` → the endpoints behind it. */
-export function desiredListeners(services: readonly KubeObject[], endpoints: readonly KubeObject[]): Map<string, { service: string; backends: Backend[] }> {
-  const eps = new Map(endpoints.map((e) => [`${e.metadata.namespace}/${e.metadata.name}`, e]));
+/** What should be listening: `clusterIP:port` → the ready endpoints of its Service's EndpointSlices. */
+export function desiredListeners(services: readonly KubeObject[], slices: readonly KubeObject[]): Map<string, { service: string; backends: Backend[] }> {
+  const byService = new Map<string, Obj[]>();
+  for (const sl of slices) {
+    const svc = sl.metadata.labels?.['kubernetes.io/service-name'];
+    if (!svc || (sl as Obj).addressType === 'FQDN') continue;
+    const key = `${sl.metadata.namespace}/${svc}`;
+    byService.set(key, [...(byService.get(key) ?? []), sl as Obj]);
+  }
   const out = new Map<string, { service: string; backends: Backend[] }>();
   for (const s of services) {
     const spec = (s.spec ?? {}) as Obj;
@@ -30,15 +36,15 @@ export function desiredListeners(services: readonly KubeObject[], endpoints: rea
     // Only loopback addresses are listened on: nothing this proxy opens is reachable from off the machine.
     if (!ip.startsWith('127.')) continue;
     const name = `${s.metadata.namespace}/${s.metadata.name}`;
-    const subsets = ((eps.get(name) as Obj | undefined)?.subsets ?? []) as Obj[];
     for (const p of (spec.ports ?? []) as Obj[]) {
       if ((p.protocol ?? 'TCP') !== 'TCP' || !p.port) continue;
       const backends: Backend[] = [];
-      for (const ss of subsets) {
-        // The endpoint port of the same name (or the only one, for an unnamed port).
-        const ep = ((ss.ports ?? []) as Obj[]).find((x) => (x.name ?? '') === (p.name ?? '') && (x.protocol ?? 'TCP') === 'TCP');
-        if (!ep) continue;
-        for (const a of (ss.addresses ?? []) as Obj[]) backends.push({ ip: a.ip, port: ep.port });
+      for (const sl of byService.get(name) ?? []) {
+        // The slice's port of the same name (or the unnamed one, for an unnamed Service port).
+        const ep = ((sl.ports ?? []) as Obj[]).find((x) => (x.name ?? '') === (p.name ?? '') && (x.protocol ?? 'TCP') === 'TCP');
+        if (!ep?.port) continue;
+        // A missing ready condition counts as ready, as the API documents.
+        for (const e of (sl.endpoints ?? []) as Obj[]) if (e.conditions?.ready !== false && e.addresses?.[0]) backends.push({ ip: e.addresses[0], port: ep.port });
       }
       out.set(`${ip}:${p.port}`, { service: `${name}:${p.name ?? p.port}`, backends });
     }
@@ -69,20 +75,20 @@ export class Proxier {
 
   init(): void {
     const services = this.informers.informer({ path: '/api/v1/services' });
-    const endpoints = this.informers.informer({ path: '/api/v1/endpoints' });
-    const changed = () => this.schedule(services.store.list(), endpoints.store.list());
-    for (const inf of [services, endpoints]) inf.addEventHandler({ add: changed, update: changed, delete: changed });
+    const slices = this.informers.informer({ path: '/apis/discovery.k8s.io/v1/endpointslices' });
+    const changed = () => this.schedule(services.store.list(), slices.store.list());
+    for (const inf of [services, slices]) inf.addEventHandler({ add: changed, update: changed, delete: changed });
   }
 
-  private schedule(services: KubeObject[], endpoints: KubeObject[]): void {
+  private schedule(services: KubeObject[], slices: KubeObject[]): void {
     if (this.closed) return;
     if (this.pending) clearTimeout(this.pending);
-    this.pending = setTimeout(() => void this.sync(services, endpoints), 50);
+    this.pending = setTimeout(() => void this.sync(services, slices), 50);
   }
 
-  /** Makes the listeners match what the Services and Endpoints ask for. */
-  async sync(services: readonly KubeObject[], endpoints: readonly KubeObject[]): Promise<void> {
-    const want = desiredListeners(services, endpoints);
+  /** Makes the listeners match what the Services and EndpointSlices ask for. */
+  async sync(services: readonly KubeObject[], slices: readonly KubeObject[]): Promise<void> {
+    const want = desiredListeners(services, slices);
     for (const [key, l] of this.listeners) {
       if (want.has(key)) continue;
       this.listeners.delete(key);
