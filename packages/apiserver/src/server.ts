@@ -27,6 +27,7 @@ import { BODY_TYPES, PATCH_TYPES, encode, wantsYaml } from './http/codec.js';
 import { aggregatedDiscovery, aggregatedVersionWanted, AGGREGATED_V2, AGGREGATED_V2BETA1, apiGroup, apiGroupList, apiResourceList, apiVersions } from './http/discovery.js';
 import { handleResource, type Registry } from './http/resource-handler.js';
 import { upgrades } from './http/kubelet-proxy.js';
+import { repairServiceIPs } from './registry/core/services.js';
 import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
@@ -395,6 +396,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
     await ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!);
     await ensureKubernetesService(registry, opts.advertiseAddress ?? '127.0.0.1:6443', opts.tls ? 'https' : 'http');
+    const repaired = await repairServiceIPs(storage, (await registry.get('/v1/services')!.list(undefined, {})).items);
+    if (repaired.length && opts.logger) opts.logger.info({ ips: repaired }, 'recorded cluster IPs of Services that held no IPAddress');
     if (authzMode === 'RBAC') await reconcileBootstrapPolicy(registry.get('rbac.authorization.k8s.io/v1/clusterroles')!, registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!);
   });
   app.addHook('preClose', async () => {

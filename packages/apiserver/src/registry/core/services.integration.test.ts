@@ -2,13 +2,16 @@
  * Service cluster IPs against a real etcd: each allocated IP is a key of its
  * own under /registry/ipaddresses/, so no two Services share one; a taken or
  * out-of-range IP is refused as upstream words it; deletion, a failed create
- * and a dry run leave nothing held. And EndpointSlices: the `kubernetes`
+ * and a dry run leave nothing held; the start-up repair records IPs a Service
+ * holds without a key. And EndpointSlices: the `kubernetes`
  * Service's own, and their validation.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Etcd3 } from 'etcd3';
 import { request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { EtcdStorage } from '../../storage/etcd.js';
+import { repairServiceIPs } from './services.js';
 
 let env: TestEnv;
 let etcd: Etcd3;
@@ -98,4 +101,23 @@ test('EndpointSlices: the kubernetes Service has one; address types, families, p
   const change = await request(env.url, 'PATCH', `${path}/es`, { addressType: 'FQDN' }, { contentType: 'application/merge-patch+json' });
   assert.equal(change.status, 422);
   assert.match(change.body.message, /addressType: Invalid value: "FQDN": field is immutable/);
+});
+
+test('the start-up repair records the IP of a Service that holds none, and takes no IP another Service holds', async () => {
+  const made = (await post(svc('old-timer'))).body;
+  const other = (await post(svc('holder'))).body;
+  const ip = made.spec.clusterIP as string;
+  // As a Service stored before IPs were recorded.
+  await etcd.delete().key(`/registry/ipaddresses/${ip}`);
+  const storage = new EtcdStorage({ hosts: env.etcd.endpoint });
+  try {
+    const ghost = { ...other, metadata: { ...other.metadata, name: 'ghost' } };
+    assert.deepEqual(await repairServiceIPs(storage, [made, ghost]), [ip]);
+    const rec = JSON.parse((await etcd.get(`/registry/ipaddresses/${ip}`).string())!);
+    assert.equal(rec.spec.parentRef.name, 'old-timer');
+    assert.equal(JSON.parse((await etcd.get(`/registry/ipaddresses/${other.spec.clusterIP}`).string())!).spec.parentRef.name, 'holder');
+    assert.deepEqual(await repairServiceIPs(storage, [made]), []);
+  } finally {
+    storage.close();
+  }
 });

@@ -57,6 +57,23 @@ async function takeIP(storage: EtcdStorage, ip: string, svc: KubeObject, dryRun:
 
 const specOf = (o: KubeObject) => (o.spec ??= {}) as Spec;
 
+/**
+ * The start-up half of upstream's IP repair: every Service's cluster IP is
+ * recorded (Services stored before IPs were, or after a lost write, get their
+ * IPAddress key). Returns the IPs recorded now. An IP another Service already
+ * holds is left as it is.
+ */
+export async function repairServiceIPs(storage: EtcdStorage, services: readonly KubeObject[]): Promise<string[]> {
+  const added: string[] = [];
+  for (const svc of services) {
+    const ip = (svc.spec as Spec | undefined)?.clusterIP;
+    if (!ip || ip === 'None' || !inRange(ip)) continue;
+    if (await storage.get(ipKey(ip))) continue;
+    if (await takeIP(storage, ip, svc, false)) added.push(ip);
+  }
+  return added;
+}
+
 export const serviceStrategy: Strategy = {
   statusSubresource: true,
   returnDeletedObject: true,
