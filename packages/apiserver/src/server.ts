@@ -4,7 +4,7 @@
  * served resource, and the HTTP surface (resources, discovery, health, version,
  * metrics). `main.ts` parses flags, listens and handles signals.
  */
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -27,6 +27,7 @@ import { BODY_TYPES, PATCH_TYPES, encode, wantsYaml } from './http/codec.js';
 import { aggregatedDiscovery, aggregatedVersionWanted, AGGREGATED_V2, AGGREGATED_V2BETA1, apiGroup, apiGroupList, apiResourceList, apiVersions } from './http/discovery.js';
 import { handleResource, type Registry } from './http/resource-handler.js';
 import { upgrades } from './http/kubelet-proxy.js';
+import { upgradeResponse } from '@kubeling/client/remotecommand';
 import { repairServiceIPs } from './registry/core/services.js';
 import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
@@ -284,11 +285,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   // response bound to their socket carries any refusal as an ordinary answer.
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgrades.set(req, { socket, head });
-    socket.on('error', () => socket.destroy());
-    const res = new ServerResponse(req);
-    res.assignSocket(socket as never);
-    res.on('finish', () => socket.end());
-    app.routing(req, res);
+    app.routing(req, upgradeResponse(req, socket));
   });
 
   // ---- health, version, metrics ----------------------------------------------

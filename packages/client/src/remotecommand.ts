@@ -12,7 +12,7 @@
  * between a client and a runtime's streaming server, which relays messages and
  * speaks v5 to the client when the runtime only has v4 (containerd).
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -59,6 +59,19 @@ export function exitCodeOf(status: { status?: string; reason?: string; details?:
 /** True when the request asks to become a WebSocket. */
 export function isWebSocketUpgrade(headers: IncomingHttpHeaders): boolean {
   return String(headers.upgrade ?? '').toLowerCase() === 'websocket' && /\bupgrade\b/i.test(String(headers.connection ?? ''));
+}
+
+/**
+ * A response bound to an upgrade request's socket, so a server can refuse an
+ * upgrade with an ordinary HTTP answer (the socket ends after it); detach it
+ * (`detachSocket`) once the connection is handed over.
+ */
+export function upgradeResponse(req: IncomingMessage, socket: Duplex): ServerResponse {
+  const res = new ServerResponse(req);
+  res.assignSocket(socket as never);
+  res.on('finish', () => socket.end());
+  socket.on('error', () => socket.destroy());
+  return res;
 }
 
 /** The request headers a WebSocket upgrade carries through a proxy hop (no credentials). */

@@ -6,12 +6,12 @@
  * a WebSocket bridged to the runtime's streaming server (the URL CRI Exec
  * returns). Errors are Status objects like upstream's.
  */
-import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { RestClient } from '@kubeling/client';
-import { bridgeWebSocket, isWebSocketUpgrade, StreamRefusal } from '@kubeling/client/remotecommand';
+import { bridgeWebSocket, isWebSocketUpgrade, StreamRefusal, upgradeResponse } from '@kubeling/client/remotecommand';
 import { open, stat } from 'node:fs/promises';
 import type { KubeObject } from '@kubeling/api';
 import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/cri';
@@ -87,10 +87,7 @@ export class KubeletServer {
     this.server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCA, requestCert: true, rejectUnauthorized: false }, handler) : createServer(handler);
     // Upgrades get a response on their socket, so refusals are ordinary HTTP answers.
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      const res = new ServerResponse(req);
-      res.assignSocket(socket as never);
-      res.on('finish', () => socket.end());
-      socket.on('error', () => socket.destroy());
+      const res = upgradeResponse(req, socket);
       this.guard(req, res)
         .then((ok) => (ok ? this.upgrade(req, res, socket, head) : undefined))
         .catch((e) => {

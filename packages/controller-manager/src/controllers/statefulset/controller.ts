@@ -23,9 +23,11 @@ const HASH = 'controller-revision-hash';
 const POD_NAME = 'statefulset.kubernetes.io/pod-name';
 const POD_INDEX = 'apps.kubernetes.io/pod-index';
 
+/** The ordinal in a pod name `<set>-<n>`, or undefined for other names. */
 const ordinalOf = (set: string, pod: KubeObject): number | undefined => {
-  const m = new RegExp(`^${set.replace(/[.]/g, '\\.')}-(\\d+)$`).exec(pod.metadata.name ?? '');
-  return m ? Number(m[1]) : undefined;
+  const n = pod.metadata.name ?? '';
+  const rest = n.startsWith(`${set}-`) ? n.slice(set.length + 1) : '';
+  return /^\d+$/.test(rest) ? Number(rest) : undefined;
 };
 const finished = (p: KubeObject) => ['Succeeded', 'Failed'].includes((p.status as Obj | undefined)?.phase);
 const runningAndReady = (p: KubeObject) => (p.status as Obj | undefined)?.phase === 'Running' && isPodReady(p);
