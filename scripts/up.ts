@@ -7,11 +7,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { ensureClusterPKI, ensureServingCert } from '@kubeling/pki';
-import { createServer } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { containerdUnavailable } from '@kubeling/testenv';
+import { PortReservations } from './ports.js';
 import { KUBECONFIG, LOGS, ROOT, STATE, alive, healthy, readState, writeState, type Component } from './cluster.js';
 
 const { values } = parseArgs({
@@ -24,19 +24,6 @@ const { values } = parseArgs({
   },
   strict: true,
 });
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
-
-async function pickPort(preferred: number): Promise<number> {
-  for (let p = preferred; p < preferred + 50; p++) if (await portFree(p)) return p;
-  throw new Error(`no free port near ${preferred}`);
-}
 
 function start(name: string, cmd: string, args: string[]): Component {
   const log = openSync(join(LOGS, `${name}.log`), 'a');
@@ -93,6 +80,9 @@ async function main(): Promise<void> {
   }
   mkdirSync(LOGS, { recursive: true });
   const components: Component[] = [];
+  // Every port is taken once and held until its process starts (see ports.ts).
+  const ports = new PortReservations();
+  const pickPort = (preferred: number) => ports.take(preferred);
   // etcd: one member, or three with --ha.
   const members = values.ha ? 3 : 1;
   const etcdPorts: [number, number][] = [];
@@ -105,6 +95,7 @@ async function main(): Promise<void> {
   const etcdURLs: string[] = [];
   for (const [i, [client, peer]] of etcdPorts.entries()) {
     const url = `http://127.0.0.1:${client}`;
+    await ports.release(client, peer);
     const etcd = start(members === 1 ? 'etcd' : `etcd-${i + 1}`, 'etcd', [
       `--name=${names[i]}`,
       `--data-dir=${join(STATE, members === 1 ? 'etcd-data' : `etcd-data-${i + 1}`)}`,
@@ -153,6 +144,7 @@ async function main(): Promise<void> {
     return f;
   };
   for (const [i, url] of apiURLs.entries()) {
+    await ports.release(Number(new URL(url).port));
     const apiserver = start(apiCount === 1 ? 'apiserver' : `apiserver-${i + 1}`, process.execPath, [
       '--import',
       'tsx',
@@ -187,6 +179,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < apiCount; i++) {
       const port = await pickPort(basePort + 20 * i);
       const name = apiCount === 1 ? kind : `${kind}-${i + 1}`;
+      await ports.release(port);
       const c = start(name, process.execPath, ['--import', 'tsx', pkg, `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`, '--bind-address=127.0.0.1', `--secure-port=${port}`]);
       c.health = `http://127.0.0.1:${port}/healthz`;
       components.push(c);
@@ -199,6 +192,7 @@ async function main(): Promise<void> {
   // One proxy for the machine: Services' cluster IPs (inside 127.0.0.0/8) answer here.
   {
     const port = await pickPort(10256);
+    await ports.release(port);
     const proxy = start('proxy', process.execPath, ['--import', 'tsx', 'packages/proxy/src/main.ts', `--kubeconfig=${kubeconfigFor('proxy', 'system:kube-proxy')}`, `--healthz-port=${port}`]);
     proxy.health = `http://127.0.0.1:${port}/healthz`;
     components.push(proxy);
@@ -234,6 +228,7 @@ async function main(): Promise<void> {
     }
     const port = await pickPort(10250 + 10 * (i - 1));
     const serving = await ensureServingCert(join(STATE, 'pki'), `kubelet-${node}-serving`, { commonName: `${node}`, ips: ['127.0.0.1'], dnsNames: [node, 'localhost'] });
+    await ports.release(port);
     const kubelet = start(`kubelet-${i}`, process.execPath, [
       '--import',
       'tsx',

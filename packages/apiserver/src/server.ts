@@ -52,6 +52,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Watches without timeoutSeconds end after a random time in [min, 2*min). */
   minRequestTimeoutSeconds?: number;
+  /** The etcd servers' --max-request-bytes (default 1.5 MiB, etcd's): larger objects are 413. */
+  etcdMaxRequestBytes?: number;
   /** Request body limit (bytes); upstream is 3 MiB. */
   maxRequestBodyBytes?: number;
   /** host:port advertised in /api. */
@@ -134,7 +136,7 @@ async function ensureKubernetesService(registry: Registry, advertise: string, sc
 
 export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const metrics = new ApiMetrics();
-  const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000 }, { observe: (op, s) => metrics.etcdLatency(op, s) });
+  const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000, ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}) }, { observe: (op, s) => metrics.etcdLatency(op, s) });
   const maxBody = opts.maxRequestBodyBytes ?? 3 * 1024 * 1024;
   const app = Fastify({
     ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key, ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}) } } : {}),
@@ -435,7 +437,7 @@ function sendAggregated(reply: FastifyReply, v: 'v2' | 'v2beta1', body: unknown)
 
 export function sendStatus(reply: FastifyReply, err: StatusError): FastifyReply {
   const { payload, contentType } = encode(err.status, wantsYaml(reply.request.headers.accept));
-  if (err.status.code === 429 && err.status.details?.retryAfterSeconds) reply.header('Retry-After', String(err.status.details.retryAfterSeconds));
+  if (err.status.details?.retryAfterSeconds) reply.header('Retry-After', String(err.status.details.retryAfterSeconds));
   return reply.code(err.status.code).type(contentType).send(payload);
 }
 

@@ -11,8 +11,13 @@ import { join } from 'node:path';
 
 export interface EtcdProcess {
   endpoint: string;
+  /** PID of the running process (changes with `restart`). */
   pid: number;
   dataDir: string;
+  /** SIGKILLs etcd, keeping its data (for outage tests). */
+  kill(): Promise<void>;
+  /** Starts etcd again on the same ports and data, after `kill`. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -63,38 +68,39 @@ function tryKill(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-export async function startEtcd(opts: { binary?: string; name?: string } = {}): Promise<EtcdProcess> {
+export async function startEtcd(opts: { binary?: string; name?: string; maxRequestBytes?: number } = {}): Promise<EtcdProcess> {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(join(tmpdir(), 'kubeling-etcd-'));
   const name = opts.name ?? 'testenv';
   const client = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
-  const child = spawn(
-    opts.binary ?? 'etcd',
-    [
-      `--name=${name}`,
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${client}`,
-      `--advertise-client-urls=${client}`,
-      `--listen-peer-urls=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=${name}=${peer}`,
-      '--logger=zap',
-      '--log-level=error',
-      '--snapshot-count=100000',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? '' } },
-  );
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
-  const stop = async () => {
-    await stopChild(child);
-    rmSync(dataDir, { recursive: true, force: true });
+  const launch = (): ChildProcess => {
+    const c = spawn(
+      opts.binary ?? 'etcd',
+      [
+        `--name=${name}`,
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${client}`,
+        `--advertise-client-urls=${client}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=${name}=${peer}`,
+        '--logger=zap',
+        '--log-level=error',
+        '--snapshot-count=100000',
+        ...(opts.maxRequestBytes ? [`--max-request-bytes=${opts.maxRequestBytes}`] : []),
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? '' } },
+    );
+    c.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-4000);
+    });
+    return c;
   };
-  try {
-    await waitFor(
+  let child = launch();
+  const healthy = () =>
+    waitFor(
       async () => {
         if (child.exitCode !== null) throw new Error(`etcd exited: ${stderr}`);
         const res = await fetch(`${client}/health`);
@@ -103,11 +109,35 @@ export async function startEtcd(opts: { binary?: string; name?: string } = {}): 
       15_000,
       'etcd to become healthy',
     );
+  const stop = async () => {
+    await stopChild(child);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await healthy();
   } catch (e) {
     await stop();
     throw new Error(`${(e as Error).message}\n${stderr}`);
   }
-  return { endpoint: client, pid: child.pid!, dataDir, stop };
+  const proc: EtcdProcess = {
+    endpoint: client,
+    pid: child.pid!,
+    dataDir,
+    kill: async () => {
+      const c = child;
+      if (c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((r) => c.once('exit', r));
+      if (c.pid) tryKill(c.pid, 'SIGKILL');
+      await exited;
+    },
+    restart: async () => {
+      child = launch();
+      proc.pid = child.pid!;
+      await healthy();
+    },
+    stop,
+  };
+  return proc;
 }
 
 export interface EtcdCluster {

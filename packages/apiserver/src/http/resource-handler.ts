@@ -269,13 +269,16 @@ async function watch(c: HandlerContext, store: Store, ns: string | undefined) {
     currentRevision: () => store.cacher.rev,
     typeMeta,
   });
-  const watchOpts: ListOptions = { ...opts };
-  if (sendInitial) watchOpts.resourceVersion = undefined;
   try {
-    const stop = await store.watch(ns, watchOpts, {
-      event: (type, obj, ev) => stream.event(type, obj, ev),
-      error: (err) => stream.error(err),
-    });
+    const stop = await store.watch(
+      ns,
+      opts,
+      {
+        event: (type, obj, ev) => stream.event(type, obj, ev),
+        error: (err) => stream.error(err),
+      },
+      sendInitial ? { ...(opts.resourceVersion !== undefined && opts.resourceVersion !== '' ? { notOlderThan: opts.resourceVersion } : {}) } : undefined,
+    );
     if (stream.isClosed) stop();
     else stream.stop = stop;
     if (sendInitial) stream.bookmark({ 'k8s.io/initial-events-end': 'true' });

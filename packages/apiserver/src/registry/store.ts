@@ -338,11 +338,12 @@ export class Store {
    * Starts a watch. Events go to `sink`; returns the function that stops it.
    * `resourceVersion` unset or "0": ADDED for every current object first.
    */
-  async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<() => void> {
+  async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink, initialEvents?: { notOlderThan?: string }): Promise<() => void> {
     const filter = this.filter(opts);
     const keyPrefix = this.collectionPrefix(namespace);
-    const rv = opts.resourceVersion && opts.resourceVersion !== '0' ? parseRV(opts.resourceVersion) : undefined;
     await this.cacher.ready();
+    if (initialEvents) return this.watchList(keyPrefix, filter, sink, initialEvents.notOlderThan);
+    const rv = opts.resourceVersion && opts.resourceVersion !== '0' ? parseRV(opts.resourceVersion) : undefined;
     const stop = this.cacher.watch(keyPrefix, rv, filter, sink);
     if (stop) return stop;
     if (rv !== undefined && rv <= this.storage.compactedRevision) {
@@ -355,6 +356,23 @@ export class Store {
         else sink.error(err);
       },
     });
+  }
+
+  /**
+   * A watch that starts with the current state (sendInitialEvents): with
+   * resourceVersion "0" whatever the cache holds; unset, a consistent state —
+   * read from etcd at its current revision, the cache followed from there — as
+   * with a resourceVersion the cache has not reached yet.
+   */
+  private async watchList(keyPrefix: string, filter: Filter, sink: WatchSink, notOlderThan: string | undefined): Promise<() => void> {
+    const min = notOlderThan === undefined ? undefined : notOlderThan === '0' ? 0 : parseRV(notOlderThan);
+    if (min !== undefined && min <= this.cacher.rev) return this.cacher.watch(keyPrefix, undefined, filter, sink)!;
+    const current = await this.storage.currentRevision();
+    if (min !== undefined && min > current) throw timeoutError(`Too large resource version: ${min}, current: ${current}`, 1);
+    const { items } = await this.storage.rangeAll(keyPrefix, prefixEnd(keyPrefix), { revision: current });
+    for (const it of items) if (filter(it.obj)) sink.event('ADDED', it.obj, { type: 'ADDED', key: it.key!, obj: it.obj, prev: undefined, rev: it.rev });
+    const stop = this.cacher.watch(keyPrefix, current, filter, sink);
+    return stop ?? watchEtcd(this.storage, keyPrefix, current, filter, sink);
   }
 
   // ---- writes --------------------------------------------------------------

@@ -13,7 +13,7 @@
  *   that starts matching as ADDED.
  */
 import type { KubeObject } from '@kubeling/api';
-import { type EtcdStorage, type StoredObject, decodeStored, prefixEnd } from './etcd.js';
+import { type EtcdStorage, type StoredObject, StorageCompacted, decodeStored, prefixEnd } from './etcd.js';
 import type { Watcher as EtcdWatcher } from 'etcd3';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -83,7 +83,16 @@ export class Cacher {
   }
 
   private async init(): Promise<void> {
-    const { items, rev } = await this.storage.range(this.prefix, prefixEnd(this.prefix));
+    // Read in pages at one revision; a compaction between pages means reading again.
+    let listed: { items: StoredObject[]; rev: number } | undefined;
+    for (let attempt = 0; !listed; attempt++) {
+      try {
+        listed = await this.storage.rangeAll(this.prefix, prefixEnd(this.prefix));
+      } catch (e) {
+        if (!(e instanceof StorageCompacted) || attempt >= 5) throw e;
+      }
+    }
+    const { items, rev } = listed;
     this.objects.clear();
     for (const it of items) this.objects.set(it.key!, { obj: it.obj, rev: it.rev });
     this.rev = rev;

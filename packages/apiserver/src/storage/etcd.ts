@@ -10,8 +10,10 @@
  * A lost race surfaces as `StorageConflict` carrying the current object from the
  * Else branch, so `guaranteedUpdate` can retry without another read.
  */
-import { Etcd3, type IOptions } from 'etcd3';
+import { Etcd3, GRPCDeadlineExceededError, GRPCResourceExhastedError, isRecoverableError, type IOptions } from 'etcd3';
+import { ConstantBackoff, handleWhen, noop, retry, type IBackoff } from 'cockatiel';
 import type { KubeObject } from '@kubeling/api';
+import { StatusError, failure } from '@kubeling/apimachinery';
 
 export interface StoredObject {
   obj: KubeObject;
@@ -39,6 +41,24 @@ export class StorageConflict extends Error {
     super(`conflict on ${key}`);
   }
 }
+/**
+ * etcd cannot be reached (down, restarting, no quorum): 503 with Retry-After, so
+ * clients retry; nothing was written, or the write's outcome is reported as
+ * unknown (a timeout).
+ */
+export class StorageUnavailable extends StatusError {
+  constructor(override readonly cause: unknown) {
+    super(failure('ServiceUnavailable', 'etcd is unavailable: the storage backend could not be reached, retry later', { retryAfterSeconds: 1 }).status);
+  }
+}
+
+/** A write larger than etcd accepts (its --max-request-bytes): upstream passes etcd's own words on as 413. */
+export class StorageRequestTooLarge extends StatusError {
+  constructor() {
+    super(failure('RequestEntityTooLarge', 'etcdserver: request is too large').status);
+  }
+}
+
 /** The requested revision has been compacted away. */
 export class StorageCompacted extends Error {
   constructor(
@@ -92,25 +112,76 @@ export function encodeStored(obj: KubeObject): Buffer {
 
 const isCompactedError = (e: unknown) => /compacted/i.test(String((e as Error)?.message ?? e));
 
+/** etcd's default --max-request-bytes (1.5 MiB). */
+export const ETCD_MAX_REQUEST_BYTES = 1.5 * 1024 * 1024;
+/** What a transaction adds around its key and value (compare, headers, raft envelope), kept on the safe side. */
+const TXN_OVERHEAD_BYTES = 1024;
+
+export interface EtcdStorageOptions {
+  hosts: string[];
+  dialTimeout?: number;
+  /** The etcd server's --max-request-bytes: bigger writes are refused (413) before they are sent. */
+  maxRequestBytes?: number;
+  /** Keys per range read when reading a whole prefix (lists, the watch cache's fill). */
+  pageSize?: number;
+  /** Deadline of each unary call; a call past it reports etcd unavailable. */
+  callTimeoutMs?: number;
+}
+
+/**
+ * Client options: no circuit breaker (a returning etcd is used at once — the
+ * pool opens a fresh channel after a failure), one retry on another member for
+ * transient errors, quick watch reconnection, and a receive limit above the
+ * 4 MiB default so a page of large objects fits.
+ */
+function clientOptions(o: EtcdStorageOptions): IOptions {
+  const callTimeout = o.callTimeoutMs ?? 10_000;
+  return {
+    hosts: o.hosts,
+    dialTimeout: o.dialTimeout ?? 5000,
+    grpcOptions: { 'grpc.max_receive_message_length': 256 * 1024 * 1024, 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1000 },
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + callTimeout }),
+    faultHandling: {
+      host: () => noop,
+      global: o.hosts.length > 1 ? retry(handleWhen(isRecoverableError), { maxAttempts: o.hosts.length - 1, backoff: new ConstantBackoff(20) }) : noop,
+      watchBackoff: watchBackoff(50),
+    },
+  };
+}
+
+/** Watch reconnection delays: 50 ms doubling to 1 s, so a watch resumes soon after etcd returns. */
+const watchBackoff = (ms: number): IBackoff<unknown> => ({ duration: ms, next: () => watchBackoff(Math.min(ms * 2, 1000)) });
+
 export class EtcdStorage {
   readonly client: Etcd3;
   /** Highest revision compacted by this process (0 if none known). */
   compactedRevision = 0;
+  readonly maxRequestBytes: number;
+  private pageSize: number;
 
   constructor(
-    opts: IOptions,
+    opts: EtcdStorageOptions,
     private readonly metrics?: Metrics,
   ) {
-    this.client = new Etcd3(opts);
+    this.client = new Etcd3(clientOptions(opts));
+    this.maxRequestBytes = opts.maxRequestBytes ?? ETCD_MAX_REQUEST_BYTES;
+    this.pageSize = opts.pageSize ?? 500;
   }
 
   private async timed<T>(op: string, fn: () => Promise<T>): Promise<T> {
     const start = process.hrtime.bigint();
     try {
       return await fn();
+    } catch (e) {
+      throw interpretError(e);
     } finally {
       this.metrics?.observe(op, Number(process.hrtime.bigint() - start) / 1e9);
     }
+  }
+
+  /** Refuses a write etcd would refuse for its size, before sending it. */
+  private checkSize(key: string, value: Buffer): void {
+    if (Buffer.byteLength(key) + value.length + TXN_OVERHEAD_BYTES > this.maxRequestBytes) throw new StorageRequestTooLarge();
   }
 
   async currentRevision(): Promise<number> {
@@ -132,14 +203,27 @@ export class EtcdStorage {
    */
   async range(from: string | Buffer, end: Buffer, opts: { revision?: number; limit?: number } = {}): Promise<RangeResult> {
     try {
-      const res = await this.timed('list', () =>
-        this.client.kv.range({
-          key: typeof from === 'string' ? enc(from) : from,
-          range_end: end,
-          ...(opts.revision ? { revision: opts.revision } : {}),
-          ...(opts.limit ? { limit: opts.limit } : {}),
-        }),
-      );
+      // An unbounded read is a page of the default size; callers follow `more`.
+      let limit = opts.limit && opts.limit > 0 ? opts.limit : this.pageSize;
+      let res;
+      for (;;) {
+        try {
+          res = await this.timed('list', () =>
+            this.client.kv.range({
+              key: typeof from === 'string' ? enc(from) : from,
+              range_end: end,
+              ...(opts.revision ? { revision: opts.revision } : {}),
+              limit,
+            }),
+          );
+          break;
+        } catch (e) {
+          // Larger than the receive limit: fewer keys per page (for this storage from now on).
+          if (!(e instanceof GRPCResourceExhastedError) || limit <= 1) throw e;
+          limit = Math.max(1, Math.floor(limit / 2));
+          this.pageSize = Math.min(this.pageSize, limit);
+        }
+      }
       const items = res.kvs.map((kv) => {
         const rev = Number(kv.mod_revision);
         return { obj: decodeStored(kv.value, rev), rev, key: kv.key.toString() };
@@ -152,9 +236,29 @@ export class EtcdStorage {
     }
   }
 
+  /**
+   * Reads every key in [from, end) at one revision (`revision`, or the current
+   * one), a page at a time so that no single response is unbounded. A page too
+   * big for the client's receive limit is read again in halves.
+   */
+  async rangeAll(from: string, end: Buffer, opts: { revision?: number } = {}): Promise<{ items: StoredObject[]; rev: number }> {
+    const items: StoredObject[] = [];
+    let rev = opts.revision ?? 0;
+    let start: string | Buffer = from;
+    for (;;) {
+      const page = await this.range(start, end, { revision: rev, limit: this.pageSize });
+      if (!rev) rev = page.rev;
+      for (const it of page.items) items.push(it);
+      if (!page.more || !page.items.length) break;
+      start = Buffer.concat([Buffer.from(page.items[page.items.length - 1]!.key!), Buffer.from([0])]);
+    }
+    return { items, rev };
+  }
+
   /** create: If(mod_revision == 0) Then(put). Returns the stored object with its resourceVersion. */
   async create(key: string, obj: KubeObject): Promise<StoredObject> {
     const value = encodeStored(obj);
+    this.checkSize(key, value);
     const res = await this.timed('create', () =>
       this.client.kv.txn({
         compare: [{ key: enc(key), target: 'Mod', result: 'Equal', mod_revision: 0 }],
@@ -170,6 +274,7 @@ export class EtcdStorage {
   /** update: If(mod_revision == rev) Then(put) Else(get). */
   async update(key: string, obj: KubeObject, expectedRev: number): Promise<StoredObject> {
     const value = encodeStored(obj);
+    this.checkSize(key, value);
     const res = await this.timed('update', () =>
       this.client.kv.txn({
         compare: [{ key: enc(key), target: 'Mod', result: 'Equal', mod_revision: expectedRev }],
@@ -208,6 +313,18 @@ export class EtcdStorage {
   close(): void {
     this.client.close();
   }
+}
+
+/** etcd's and the transport's failures as the API reports them; anything else passes through. */
+function interpretError(e: unknown): unknown {
+  if (e instanceof StatusError || e instanceof GRPCResourceExhastedError) return e;
+  const msg = String((e as Error)?.message ?? e);
+  if (/request is too large/.test(msg)) return new StorageRequestTooLarge();
+  if (isCompactedError(e)) return e;
+  if ((e instanceof Error && isRecoverableError(e)) || e instanceof GRPCDeadlineExceededError || /unavailable|no connection|ECONNREFUSED|not connected|failed to connect|Connection dropped|deadline/i.test(msg)) {
+    return new StorageUnavailable(e);
+  }
+  return e;
 }
 
 function currentFromFailure(responses: { response_range?: { kvs: { value: Buffer; mod_revision: string }[] } }[]): StoredObject | undefined {

@@ -109,7 +109,7 @@ test('the start-up repair records the IP of a Service that holds none, and takes
   const ip = made.spec.clusterIP as string;
   // As a Service stored before IPs were recorded.
   await etcd.delete().key(`/registry/ipaddresses/${ip}`);
-  const storage = new EtcdStorage({ hosts: env.etcd.endpoint });
+  const storage = new EtcdStorage({ hosts: [env.etcd.endpoint] });
   try {
     const ghost = { ...other, metadata: { ...other.metadata, name: 'ghost' } };
     assert.deepEqual(await repairServiceIPs(storage, [made, ghost]), [ip]);
