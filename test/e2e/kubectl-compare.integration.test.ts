@@ -170,6 +170,8 @@ async function objects(ns: string): Promise<Record<string, unknown[]>> {
     ['configmaps', `/api/v1/namespaces/${ns}/configmaps`],
   ] as const) {
     const items = ((await client.get<Obj>(path)).items as Obj[]).filter((o) => o.metadata.name !== 'kube-root-ca.crt');
+    // A ReplicaSet's generation counts the scaling steps of rollouts, which follow pod readiness timing: not compared.
+    if (name === 'replicasets') for (const o of items) delete o.metadata.generation;
     out[name] = items.map((o) => canonical(o, ns)).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
   }
   const pods = ((await client.get<Obj>(`/api/v1/namespaces/${ns}/pods`)).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);

@@ -37,6 +37,8 @@ import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admis
 import { ResourceQuotaAdmission } from './admission/resourcequota.js';
 import { MutatingWebhooks, ValidatingWebhooks } from './admission/webhook.js';
 import { ServiceAccountAdmission } from './admission/serviceaccount.js';
+import { NodeRestriction } from './admission/noderestriction.js';
+import { OwnerReferencesPermissionEnforcement } from './admission/ownerreferences.js';
 import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, reconcileBootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
 import type { TokenAuthenticator } from './auth/authn.js';
 import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
@@ -77,6 +79,11 @@ export interface ApiServerOptions {
    */
   kubeletClient?: { cert: string; key: string; ca?: string };
 }
+
+const notFoundAsUndefined = (e: unknown): undefined => {
+  if (e instanceof StatusError && e.status.reason === 'NotFound') return undefined;
+  throw e;
+};
 
 export interface ApiServer {
   app: FastifyInstance;
@@ -166,13 +173,30 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle));
   }
   // Admission plugins, mutating then validating (NamespaceLifecycle is part of every store).
-  const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota', ...(opts.admission?.enable ?? [])]);
+  const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
+  // With users to tell apart, what kubelets and owner references may do is restricted too.
+  const restricting = authzMode === 'RBAC' ? ['NodeRestriction', 'OwnerReferencesPermissionEnforcement'] : [];
+  const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota', ...restricting, ...(opts.admission?.enable ?? [])]);
   for (const d of opts.admission?.disable ?? []) enabled.delete(d);
+  let authorizer: Authorizer | undefined;
   const pods = registry.get('/v1/pods')!;
   // ServiceAccount needs token signing; clusters without it (the plain-HTTP
   // development mode) leave pods' service accounts alone.
   if (opts.serviceAccount && !(opts.admission?.disable ?? []).includes('ServiceAccount')) enabled.add('ServiceAccount');
   if (enabled.has('ServiceAccount')) pods.admission.push(new ServiceAccountAdmission(() => registry.get('/v1/serviceaccounts')!));
+  if (enabled.has('NodeRestriction')) {
+    const nr = new NodeRestriction({
+      pod: (ns, name) => registry.get('/v1/pods')!.get(ns, name, '0').catch(notFoundAsUndefined),
+      node: (name) => registry.get('/v1/nodes')!.get(undefined, name, '0').catch(notFoundAsUndefined),
+      authorize: (a) => (authorizer ? authorizer.authorize(a) : { allowed: true, reason: '' }),
+    });
+    for (const r of ['/v1/pods', '/v1/nodes', '/v1/persistentvolumeclaims', '/v1/serviceaccounts', 'coordination.k8s.io/v1/leases', 'storage.k8s.io/v1/csinodes']) {
+      const st = registry.get(r);
+      if (!st) continue;
+      st.admission.push(nr);
+      st.validating.push(nr);
+    }
+  }
   if (enabled.has('Priority')) pods.admission.push(new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!));
   if (enabled.has('DefaultTolerationSeconds')) pods.admission.push(new DefaultTolerationSeconds());
   if (enabled.has('AlwaysPullImages')) pods.admission.push(new AlwaysPullImages());
@@ -194,6 +218,12 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     const m = new MutatingWebhooks(webhookCtx('mutatingwebhookconfigurations'));
     for (const st of registry.values()) st.admission.push(m);
   }
+  if (enabled.has('OwnerReferencesPermissionEnforcement')) {
+    const mapper = (group: string, version: string, kind: string) =>
+      resources.filter((d) => !d.virtual && d.group === group && d.version === version && d.kind === kind).map((d) => ({ group: d.group, resource: d.resource, namespaced: d.namespaced }));
+    const gc = new OwnerReferencesPermissionEnforcement(() => authorizer ?? { authorize: () => ({ allowed: true, reason: '' }) }, mapper);
+    for (const st of registry.values()) st.validating.push(gc);
+  }
   if (enabled.has('ValidatingAdmissionWebhook')) {
     const v = new ValidatingWebhooks(webhookCtx('validatingwebhookconfigurations'));
     for (const st of registry.values()) st.validating.push(v);
@@ -205,7 +235,6 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     });
     for (const st of registry.values()) if (st.def.namespaced) st.validating.push(rq);
   }
-  const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
   const cached = async (resource: string, ns: string, name: string) => registry.get(resource)!.get(ns, name, '0').catch(() => undefined);
   const saTokens = opts.serviceAccount
     ? new ServiceAccountTokens({
@@ -219,7 +248,6 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const upgradedHooks: ((req: FastifyRequest) => void)[] = [];
   let authenticator: Authenticator | undefined;
   let rbac: RbacAuthorizer | undefined;
-  let authorizer: Authorizer | undefined;
   const unsubscribe: (() => void)[] = [];
   if (authzMode === 'RBAC') {
     const r = new RbacAuthorizer();

@@ -279,6 +279,8 @@ export class RestClient {
     await this.limiter.take();
     this.requestCount++;
     const send = this.base.protocol === 'https:' ? httpsRequest : httpRequest;
+    // One listener per watch on a signal that outlives many watches (an informer's): removed when this one ends.
+    let onAbort: (() => void) | undefined;
     await new Promise<void>((resolve, reject) => {
       const req = send(
         { agent: this.agent, host: this.base.hostname, port: this.base.port, path: this.url(path, { ...query, watch: 'true' }), headers: this.headers({ path, ...(accept ? { accept } : {}) }, undefined) },
@@ -311,8 +313,11 @@ export class RestClient {
         },
       );
       req.on('error', (e) => (signal?.aborted ? resolve() : reject(e)));
-      signal?.addEventListener('abort', () => req.destroy(), { once: true });
+      onAbort = () => req.destroy();
+      signal?.addEventListener('abort', onAbort, { once: true });
       req.end();
+    }).finally(() => {
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     });
   }
 

@@ -3,6 +3,7 @@
  * factory, run only while this process holds the leader lease (when leader
  * election is on), with /healthz and /metrics on its own port.
  */
+import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -75,6 +76,9 @@ export class ControllerManager {
   private async startControllers(): Promise<void> {
     this.leading = true;
     this.abort = new AbortController();
+    // Every controller waits on this one signal (a listener each, some for a periodic wait too): more than
+    // EventTarget's default of 10 is expected here, not a leak.
+    setMaxListeners(4 * selectControllers(this.o.controllers).length + 10, this.abort.signal);
     this.informers = new InformerFactory(this.client, { onError: (e) => this.o.log.debug({ err: String(e) }, 'informer error') });
     const recorders = new Map<string, EventRecorder>();
     const recorder = (component: string) => recorders.get(component) ?? recorders.set(component, new EventRecorder(this.client, { component })).get(component)!;

@@ -11,6 +11,7 @@
  * as a child process instead, for tests that kill or restart it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
 import { APISERVER_DNS, APISERVER_IPS, createCA, issue, serviceAccountKeys } from '@kubeling/pki';
 import { buildApiServer, type ApiServer, type ApiServerOptions } from '@kubeling/apiserver';
@@ -192,3 +193,61 @@ export async function readWatch(
 export { Kubectl, kubectlBinaries, type KubectlResult } from './kubectl.js';
 export { containerdUnavailable, startContainerd, type Containerd } from './containerd.js';
 export { startRegistry, ociImage, busyboxRootfs, tar, type OciImage, type Registry } from './oci.js';
+
+export interface Credentials {
+  certPem?: string;
+  keyPem?: string;
+  token?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A caller of an HTTPS apiserver as one identity (a client certificate or a
+ * bearer token), answering like `request`: objects are sent as JSON unless
+ * `contentType` says otherwise, JSON replies are parsed.
+ */
+export function clientFor(env: { url: string; pki?: TestPKI }, creds: Credentials) {
+  return (method: string, path: string, body?: unknown, opts: { contentType?: string; accept?: string; headers?: Record<string, string> } = {}): Promise<Reply> => {
+    const u = new URL(env.url + path);
+    const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname + u.search,
+          method,
+          ...(env.pki ? { ca: env.pki.caPem } : {}),
+          ...(creds.certPem ? { cert: creds.certPem, key: creds.keyPem } : {}),
+          headers: {
+            accept: opts.accept ?? 'application/json',
+            ...(payload !== undefined ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
+            ...(creds.token ? { authorization: `Bearer ${creds.token}` } : {}),
+            ...(creds.headers ?? {}),
+            ...(opts.headers ?? {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let parsed: unknown = text;
+            if ((res.headers['content-type'] ?? '').includes('json')) {
+              try {
+                parsed = JSON.parse(text);
+              } catch {
+                parsed = text;
+              }
+            }
+            const headers = new Headers();
+            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+            resolve({ status: res.statusCode!, headers, body: parsed, text });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  };
+}

@@ -13,6 +13,8 @@ export interface AdmissionAttributes {
   /** `group/resource`, e.g. `/pods` or `apps/deployments`. */
   resource: string;
   namespace: string | undefined;
+  /** The object's name (from the URL; a create's from its body). */
+  name?: string;
   /** status, scale, binding, ... for subresource writes. */
   subresource?: string;
   old?: KubeObject;

@@ -10,6 +10,7 @@ import type { KubeObject } from '@kubeling/api';
 import { forbidden, isNotFound, randomSuffix } from '@kubeling/apimachinery';
 import type { Store } from '../registry/store.js';
 import type { AdmissionAttributes, MutatingAdmission } from './index.js';
+import { MIRROR_POD_ANNOTATION, referencedObjects } from './noderestriction.js';
 
 type Obj = Record<string, any>;
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -24,8 +25,15 @@ export class ServiceAccountAdmission implements MutatingAdmission {
 
   async admit(pod: KubeObject, a: AdmissionAttributes): Promise<void> {
     const spec = (pod.spec ??= {}) as Obj;
-    // Mirror pods (static pods) are left alone, as upstream.
-    if (pod.metadata.annotations?.['kubernetes.io/config.mirror']) return;
+    // Mirror pods (static pods) are not changed, and may reference no ServiceAccount, Secret or ConfigMap (as upstream).
+    if (Object.hasOwn(pod.metadata.annotations ?? {}, MIRROR_POD_ANNOTATION)) {
+      const deny = (why: string) => forbidden({ group: '', resource: 'pods' }, pod.metadata.name ?? pod.metadata.generateName ?? 'Unknown', why);
+      if (spec.serviceAccountName) throw deny('a mirror pod may not reference service accounts');
+      const refs = referencedObjects(pod);
+      if (refs.secrets) throw deny('a mirror pod may not reference secrets');
+      if (refs.configmaps) throw deny('a mirror pod may not reference configmaps');
+      return;
+    }
     const name = spec.serviceAccountName || spec.serviceAccount || 'default';
     spec.serviceAccountName = name;
     spec.serviceAccount = name;

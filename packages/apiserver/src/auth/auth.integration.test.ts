@@ -220,7 +220,7 @@ test('the Node authorizer: a kubelet reads only what its pods use and changes on
   assert.equal((await call('GET', '/api/v1/namespaces/dev/secrets/s2', n2)).status, 200, 'n2 runs a pod that uses s2');
   const theirs = await call('GET', '/api/v1/namespaces/dev/secrets/s2', n1);
   assert.equal(theirs.status, 403, 'n1 has no pod using s2');
-  assert.equal(theirs.body.message, 'secrets "s2" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "dev"');
+  assert.equal(theirs.body.message, `secrets "s2" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "dev": no relationship found between node 'n1' and this object`);
   assert.equal((await call('GET', '/api/v1/namespaces/dev/secrets', n2)).status, 403, 'no listing secrets');
   assert.equal((await call('PATCH', '/api/v1/nodes/n1/status', n1, { status: { capacity: { pods: '10' } } })).status, 415, 'own node: allowed (the content type decides)');
   const other = await callPatch('/api/v1/nodes/n2', n1, { metadata: { labels: { hacked: 'yes' } } });

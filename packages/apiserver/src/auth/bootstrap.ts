@@ -122,8 +122,10 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(RO, ['coordination.k8s.io'], ['leases']),
       rule(['list', 'watch'], ['*'], ['*']),
       rule(['get'], ['*'], ['*']),
+      // blockOwnerDeletion on an owner needs update on its finalizers (OwnerReferencesPermissionEnforcement).
+      rule(['update'], [''], ['pods/finalizers', 'services/finalizers', 'endpoints/finalizers', 'replicationcontrollers/finalizers']),
       rule([...RW, 'get', 'list', 'watch'], [''], ['pods', 'pods/status', 'endpoints', 'serviceaccounts', 'namespaces', 'namespaces/finalize', 'namespaces/status', 'nodes', 'nodes/status', 'configmaps', 'replicationcontrollers', 'services', 'services/status', 'persistentvolumeclaims', 'resourcequotas', 'resourcequotas/status', 'limitranges', 'secrets', 'podtemplates']),
-      rule([...RW], ['apps'], ['deployments', 'deployments/status', 'deployments/finalizers', 'replicasets', 'replicasets/status', 'replicasets/finalizers', 'daemonsets', 'daemonsets/status', 'daemonsets/finalizers', 'statefulsets', 'statefulsets/status', 'controllerrevisions']),
+      rule([...RW], ['apps'], ['deployments', 'deployments/status', 'deployments/finalizers', 'replicasets', 'replicasets/status', 'replicasets/finalizers', 'daemonsets', 'daemonsets/status', 'daemonsets/finalizers', 'statefulsets', 'statefulsets/status', 'statefulsets/finalizers', 'controllerrevisions']),
       rule([...RW], ['batch'], ['jobs', 'jobs/status', 'jobs/finalizers', 'cronjobs', 'cronjobs/status', 'cronjobs/finalizers']),
       rule([...RW], ['discovery.k8s.io'], ['endpointslices']),
       rule([...RW], ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
@@ -133,7 +135,8 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['create'], [''], ['serviceaccounts/token']),
     ]),
     clusterRole('system:node', [
-      rule(['create', 'get', 'list', 'watch', 'patch', 'update', 'delete'], [''], ['nodes', 'nodes/status']),
+      rule(['create', 'get', 'list', 'watch'], [''], ['nodes']),
+      rule(['patch', 'update'], [''], ['nodes', 'nodes/status']),
       rule(RO, [''], ['pods', 'services', 'endpoints', 'configmaps', 'secrets', 'persistentvolumeclaims', 'persistentvolumes', 'namespaces']),
       rule(['create', 'delete'], [''], ['pods']),
       rule(['patch', 'update'], [''], ['pods/status']),

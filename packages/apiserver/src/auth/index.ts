@@ -88,7 +88,8 @@ export function authHook(gate: Gate) {
     req.user = user;
     const attrs = attributesOf(req, user);
     const d = gate.authorizer.authorize(attrs);
-    if (!d.allowed) throw failure('Forbidden', forbiddenMessage(attrs), attrs.isResourceRequest ? { ...(attrs.apiGroup ? { group: attrs.apiGroup } : {}), kind: attrs.resource, ...(attrs.name ? { name: attrs.name } : {}) } : undefined);
+    // The authorizers' reasons follow the message, as upstream's responsewriters.Forbidden writes them.
+    if (!d.allowed) throw failure('Forbidden', forbiddenMessage(attrs) + (d.reason ? `: ${d.reason}` : ''), attrs.isResourceRequest ? { ...(attrs.apiGroup ? { group: attrs.apiGroup } : {}), kind: attrs.resource, ...(attrs.name ? { name: attrs.name } : {}) } : undefined);
   };
 }
 

@@ -4,8 +4,8 @@
  * and PersistentVolumeClaims that pods bound to its node use, requests tokens
  * only for their ServiceAccounts, writes only its own Node and the status of
  * its own pods, and otherwise gets the node rules (the system:node role). It
- * keeps pods indexed by node from the watch cache. Changes to other Nodes are
- * refused here, where upstream's NodeRestriction admission refuses them.
+ * keeps pods indexed by node from the watch cache. Which Node, pods and Lease a
+ * kubelet may change is NodeRestriction's to decide (admission), as upstream.
  */
 import type { KubeObject } from '@kubeling/api';
 import { ruleAllows, type PolicyRule } from './rbac.js';
@@ -13,7 +13,6 @@ import type { Attributes, Authorizer, Decision } from './types.js';
 
 type Obj = Record<string, any>;
 const NO = { allowed: false as const, reason: '' };
-const READS = new Set(['get', 'list', 'watch']);
 
 /** Names of the Secrets, ConfigMaps, PVCs a pod refers to. */
 function references(pod: KubeObject): { secrets: Set<string>; configmaps: Set<string>; pvcs: Set<string> } {
@@ -58,7 +57,8 @@ export class NodeAuthorizer implements Authorizer {
     if (prev) this.byNode.get(prev)?.delete(key);
     this.nodeOf.delete(key);
     const node = ((pod.spec ?? {}) as Obj).nodeName as string | undefined;
-    if (type === 'DELETED' || !node) return;
+    // Mirror pods give their node no path to anything (upstream's graph skips them).
+    if (type === 'DELETED' || !node || Object.hasOwn(pod.metadata.annotations ?? {}, 'kubernetes.io/config.mirror')) return;
     let m = this.byNode.get(node);
     if (!m) this.byNode.set(node, (m = new Map()));
     m.set(key, pod);
@@ -87,13 +87,16 @@ export class NodeAuthorizer implements Authorizer {
         const used = a.verb === 'create' && this.podsOn(node, a.namespace).some((p) => (((p.spec ?? {}) as Obj).serviceAccountName ?? 'default') === a.name);
         return used ? { allowed: true, reason: 'service account used by a pod on this node' } : denied(`no relationship found between node '${node}' and this object`);
       }
-      if ((res === 'nodes' || res === 'nodes/status') && !READS.has(a.verb) && a.verb !== 'create' && a.name !== node) {
-        return denied(`node "${node}" is not allowed to modify node "${a.name}"`);
-      }
       if ((res === 'pods/status' || (res === 'pods' && a.verb === 'delete')) && a.name) {
         const bound = this.nodeOf.get(`${a.namespace}/${a.name}`);
         if (bound !== undefined && bound !== node) return denied(`node "${node}" can only update pods bound to it`);
       }
+    }
+    if (a.apiGroup === 'coordination.k8s.io' && a.resource === 'leases') {
+      if (!['get', 'create', 'update', 'patch', 'delete'].includes(a.verb)) return denied('can only get, create, update, patch, or delete a node lease');
+      if (a.namespace !== 'kube-node-lease') return denied('can only access leases in the "kube-node-lease" system namespace');
+      if (a.verb !== 'create' && a.name !== node) return denied('can only access node lease with the same name as the requesting node');
+      return { allowed: true, reason: 'the node\'s own lease' };
     }
     return this.nodeRules.some((r) => ruleAllows(a, r)) ? { allowed: true, reason: 'node rules' } : NO;
   }

@@ -161,8 +161,8 @@ export class UnionAuthorizer implements Authorizer {
       if (d.allowed) return d;
       if (d.reason) reasons.push(d.reason);
       // An explicit denial (the Node authorizer's) is final.
-      if (d.denied) return { allowed: false, reason: reasons.join(', '), denied: true };
+      if (d.denied) return { allowed: false, reason: reasons.join('\n'), denied: true };
     }
-    return { allowed: false, reason: reasons.join(', ') };
+    return { allowed: false, reason: reasons.join('\n') };
   }
 }

@@ -31,6 +31,7 @@ import { applyPatch } from './patch.js';
 import { apply, managerFromUserAgent } from '../fieldmanager/index.js';
 import type { Attributes, Authenticator, Authorizer, RbacAuthorizer, ServiceAccountTokens, UserInfo } from '../auth/index.js';
 import { tableWanted, toTable, type IncludeObject } from './table.js';
+import { admit } from '../admission/index.js';
 
 const APPLY_TYPE = 'application/apply-patch+yaml';
 
@@ -389,6 +390,15 @@ async function tokenRequest(c: HandlerContext, store: Store, ns: string | undefi
   const body = parseBody(c.req.body as Buffer | undefined, c.req.headers['content-type'] ?? 'application/json') as { spec?: { audiences?: string[]; expirationSeconds?: number; boundObjectRef?: { kind?: string; name?: string; uid?: string } } } | null;
   if (!isPlainObject(body)) throw badRequest('TokenRequest must be a JSON object');
   const spec = body.spec ?? {};
+  // Admission sees the TokenRequest as written (NodeRestriction binds kubelets' tokens to their pods).
+  await admit(store.admission, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name: c.info.name, namespace: ns }, spec } as unknown as KubeObject, {
+    operation: 'CREATE',
+    resource: '/serviceaccounts',
+    subresource: 'token',
+    namespace: ns,
+    name: c.info.name,
+    ...(c.req.user ? { user: { name: c.req.user.name, groups: c.req.user.groups } } : {}),
+  });
   const exp = spec.expirationSeconds ?? 3600;
   if (!Number.isInteger(exp) || exp < 600) throw failure('Invalid', `TokenRequest.authentication.k8s.io "${c.info.name}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration less than 10 minutes`);
   if (exp > 2 ** 32) throw failure('Invalid', `TokenRequest.authentication.k8s.io "${c.info.name}" is invalid: spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds`);

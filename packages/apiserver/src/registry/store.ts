@@ -415,11 +415,11 @@ export class Store {
     else delete meta.generation;
     this.strategy.prepareForCreate?.(obj);
     this.strategy.defaults?.(obj);
-    await admit(this.admission, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+    await admit(this.admission, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(meta.name ? { name: meta.name } : {}), dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     this.validateCreate(obj);
     if (!ctx.applied) this.setManagedFields(obj, trackUpdate(undefined, obj, this.fieldContext(ctx, undefined)));
     if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
-    await validate(this.validating, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+    await validate(this.validating, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(meta.name ? { name: meta.name } : {}), dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     const allocErrs = (await this.strategy.allocate?.(obj, this.storage, !!ctx.dryRun)) ?? [];
     if (allocErrs.length) throw this.invalid(meta.name!, allocErrs);
     if (ctx.dryRun) return this.external(obj);
@@ -456,7 +456,7 @@ export class Store {
       const old = this.external(cur.obj);
       const proposed = this.internal(await tryUpdate(structuredClone(old)));
       let candidate = this.prepareUpdate(proposed, cur.obj, opts.subresource, opts.preconditionRV);
-      const attrs = { operation: 'UPDATE' as const, resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(opts.subresource ? { subresource: opts.subresource === 'binding-internal' ? 'binding' : opts.subresource } : {}), old: this.external(cur.obj), dryRun: !!opts.ctx?.dryRun, ...(opts.ctx?.user ? { user: opts.ctx.user } : {}) };
+      const attrs = { operation: 'UPDATE' as const, resource: `${this.gr.group}/${this.gr.resource}`, namespace, name, ...(opts.subresource ? { subresource: opts.subresource === 'binding-internal' ? 'binding' : opts.subresource } : {}), old: this.external(cur.obj), dryRun: !!opts.ctx?.dryRun, ...(opts.ctx?.user ? { user: opts.ctx.user } : {}) };
       if (this.admission.some((p) => p.handles(attrs))) {
         // Mutating admission, then the strategy's rules again on what it made.
         const mutated = this.external(candidate);
@@ -575,7 +575,7 @@ export class Store {
     if (cur && this.validating.length) {
       // Validating admission sees a DELETE once, with the object as it stands (webhooks get it as oldObject).
       const old = this.external(cur.obj);
-      await validate(this.validating, old, { operation: 'DELETE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, old, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+      await validate(this.validating, old, { operation: 'DELETE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, name, old, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     }
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       if (!cur) throw notFound(this.gr, name);

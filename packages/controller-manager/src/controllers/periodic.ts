@@ -8,16 +8,17 @@ export async function runEvery(signal: AbortSignal, periodMs: number, tick: () =
     } catch (e) {
       onError(e);
     }
+    // The abort listener goes with the wait it ends (one per tick would pile up on the long-lived signal).
     await new Promise<void>((r) => {
-      const t = setTimeout(r, periodMs);
-      signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(t);
-          r();
-        },
-        { once: true },
-      );
+      const onAbort = () => {
+        clearTimeout(t);
+        r();
+      };
+      const t = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        r();
+      }, periodMs);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 }
