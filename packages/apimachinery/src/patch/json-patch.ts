@@ -1,9 +1,13 @@
 /**
  * RFC 6902 JSON patch: add, remove, replace, move, copy, test, with JSON pointer
  * escapes (~0, ~1) and `-` for appending. Returns a new document; the input is
- * never changed. Failures throw PatchError worded like evanphx/json-patch.
+ * never changed. Failures throw PatchError worded like evanphx/json-patch (the
+ * HTTP layer answers them 422 Invalid); a patch of more than 10,000 operations is
+ * a 413 StatusError, as kube-apiserver limits it. Values are copied and compared
+ * without recursion, so deeply nested documents do not overflow the stack.
  */
-import { jsonEqual } from '../util.js';
+import { requestEntityTooLarge } from '../errors.js';
+import { cloneJson, hasOwn, jsonEqualDeep, jsonSize, setKey } from './values.js';
 
 export class PatchError extends Error {
   constructor(message: string) {
@@ -34,7 +38,7 @@ function parentOf(doc: unknown, tokens: string[], op: string, path: string): { p
       const i = Number(t);
       if (!/^\d+$/.test(t) || i >= cur.length) throw new PatchError(`${op} operation does not apply: doc is missing path: "${path}"`);
       cur = cur[i];
-    } else if (cur && typeof cur === 'object' && t in (cur as object)) {
+    } else if (cur && typeof cur === 'object' && hasOwn(cur, t)) {
       cur = (cur as Record<string, unknown>)[t];
     } else throw new PatchError(`${op} operation does not apply: doc is missing path: "${path}"`);
   }
@@ -51,7 +55,7 @@ function getAt(doc: unknown, path: string, op: string): unknown {
     if (!/^\d+$/.test(key) || i >= parent.length) throw new PatchError(`${op} operation does not apply: doc is missing path: "${path}"`);
     return parent[i];
   }
-  if (!(key in parent)) throw new PatchError(`${op} operation does not apply: doc is missing path: "${path}"`);
+  if (!hasOwn(parent, key)) throw new PatchError(`${op} operation does not apply: doc is missing path: "${path}"`);
   return parent[key];
 }
 
@@ -66,7 +70,7 @@ function add(doc: unknown, path: string, value: unknown, op = 'add'): unknown {
       if (!/^\d+$/.test(key) || i > parent.length) throw new PatchError(`${op} operation does not apply: doc is missing path: "${path}"`);
       parent.splice(i, 0, value);
     }
-  } else parent[key] = value;
+  } else setKey(parent, key, value);
   return doc;
 }
 
@@ -79,33 +83,46 @@ function remove(doc: unknown, path: string, op = 'remove'): unknown {
     if (!/^\d+$/.test(key) || i >= parent.length) throw new PatchError(`${op} operation does not apply: doc is missing path: "${path}"`);
     parent.splice(i, 1);
   } else {
-    if (!(key in parent)) throw new PatchError(`${op} operation does not apply: doc is missing key: ${path}`);
+    if (!hasOwn(parent, key)) throw new PatchError(`${op} operation does not apply: doc is missing key: ${path}`);
     delete parent[key];
   }
   return doc;
 }
 
-export function applyJsonPatch(input: unknown, ops: unknown): unknown {
+/** kube-apiserver's limit on the operations of one JSON patch (maxJSONPatchOperations). */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+/** kube-apiserver's limit on the bytes `copy` operations may add (JSONPatchMaxCopyBytes, 3 MiB). */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
+
+export interface JsonPatchOptions {
+  /** Operations allowed (default 10,000; more is a 413). `Infinity` for no limit. */
+  maxOperations?: number;
+}
+
+export function applyJsonPatch(input: unknown, ops: unknown, opts: JsonPatchOptions = {}): unknown {
   if (!Array.isArray(ops)) throw new PatchError('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
-  let doc: unknown = structuredClone(input);
+  const max = opts.maxOperations ?? MAX_JSON_PATCH_OPERATIONS;
+  if (ops.length > max) throw requestEntityTooLarge(`The allowed maximum operations in a JSON patch is ${max}, got ${ops.length}`);
+  let doc: unknown = cloneJson(input);
+  let copied = 0;
   for (const raw of ops as JsonPatchOp[]) {
-    if (!raw || typeof raw !== 'object' || typeof raw.op !== 'string') throw new PatchError('invalid operation: missing op');
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw) || typeof raw.op !== 'string') throw new PatchError('invalid operation: missing op');
     if (typeof raw.path !== 'string') throw new PatchError(`${raw.op} operation does not apply: missing path`);
     switch (raw.op) {
       case 'add':
-        if (!('value' in raw)) throw new PatchError('add operation does not apply: missing value');
-        doc = add(doc, raw.path, structuredClone(raw.value));
+        if (!hasOwn(raw, 'value')) throw new PatchError('add operation does not apply: missing value');
+        doc = add(doc, raw.path, cloneJson(raw.value));
         break;
       case 'remove':
         doc = remove(doc, raw.path);
         break;
       case 'replace':
-        if (!('value' in raw)) throw new PatchError('replace operation does not apply: missing value');
+        if (!hasOwn(raw, 'value')) throw new PatchError('replace operation does not apply: missing value');
         getAt(doc, raw.path, 'replace');
-        if (raw.path === '') doc = structuredClone(raw.value);
+        if (raw.path === '') doc = cloneJson(raw.value);
         else {
           doc = remove(doc, raw.path, 'replace');
-          doc = add(doc, raw.path, structuredClone(raw.value), 'replace');
+          doc = add(doc, raw.path, cloneJson(raw.value), 'replace');
         }
         break;
       case 'move': {
@@ -117,12 +134,18 @@ export function applyJsonPatch(input: unknown, ops: unknown): unknown {
       }
       case 'copy': {
         if (typeof raw.from !== 'string') throw new PatchError('copy operation does not apply: missing from');
-        doc = add(doc, raw.path, structuredClone(getAt(doc, raw.from, 'copy')), 'copy');
+        const v = getAt(doc, raw.from, 'copy');
+        // As evanphx/json-patch's AccumulatedCopySizeLimit: copies cannot blow the document up.
+        copied += jsonSize(v);
+        if (copied > MAX_JSON_PATCH_COPY_BYTES) {
+          throw new PatchError(`Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`);
+        }
+        doc = add(doc, raw.path, cloneJson(v), 'copy');
         break;
       }
       case 'test': {
         const v = getAt(doc, raw.path, 'test');
-        if (!jsonEqual(v, raw.value)) throw new PatchError(`testing value ${raw.path} failed: test failed`);
+        if (!jsonEqualDeep(v, raw.value)) throw new PatchError(`testing value ${raw.path} failed: test failed`);
         break;
       }
       default:

@@ -166,7 +166,7 @@ export class MutatingWebhooks extends WebhookPlugin implements MutatingAdmission
         } catch {
           throw failure('InternalError', `Internal error occurred: webhook "${w.name}" returned a patch that is not JSON`);
         }
-        const patched = applyJsonPatch(obj, ops as never) as KubeObject;
+        const patched = applyJsonPatch(obj, ops as never, { maxOperations: Infinity }) as KubeObject;
         for (const k of Object.keys(obj)) delete (obj as Obj)[k];
         Object.assign(obj, patched);
       }
