@@ -16,3 +16,6 @@ export * as policyv1 from './kinds/policy-v1.js';
 export * as authorizationv1 from './kinds/authorization-v1.js';
 export * as authenticationv1 from './kinds/authentication-v1.js';
 export * as rbacv1 from './kinds/rbac-v1.js';
+// Defaulting and validation of the pod spec and the apps/v1 workloads (strategies call these).
+export * from './kinds/core-v1-validation.js';
+export * from './kinds/apps-v1-validation.js';

@@ -9,7 +9,10 @@ import {
   fieldErrorMessage,
   fieldErrorReason,
   forbidden,
+  GoValue,
   goQuote,
+  goStringMap,
+  goStringSlice,
   internal,
   invalid,
   notFound,
@@ -97,4 +100,18 @@ test('reasons, causes and aggregates', () => {
   assert.equal(aggregateMessage([b]), 'b: Invalid value: 1: x');
   assert.equal(aggregateMessage([a, a]), 'a: Required value');
   assert.equal(aggregateMessage([a, b, required('a')]), '[a: Required value, b: Invalid value: 1: x]');
+});
+
+test('Go-rendered bad values print as kube-apiserver 1.33 prints them (%#v, String())', () => {
+  const body = (v: unknown) => fieldErrorBody(invalid('f', v, 'd'));
+  assert.equal(body(goStringMap({ tier: 'web', app: 'd' })), 'Invalid value: map[string]string{"app":"d", "tier":"web"}: d');
+  assert.equal(body(goStringMap({})), 'Invalid value: map[string]string{}: d');
+  assert.equal(body(goStringMap(undefined)), 'Invalid value: map[string]string(nil): d');
+  assert.equal(body(goStringSlice(['a', 'b"'])), 'Invalid value: []string{"a", "b\\""}: d');
+  assert.equal(body(goStringSlice(null)), 'Invalid value: []string(nil): d');
+  assert.equal(body(new GoValue('1500m')), 'Invalid value: 1500m: d');
+  assert.equal(
+    fieldErrorMessage(invalid('spec.template.metadata.labels', goStringMap({ app: 'd' }), '`selector` does not match template `labels`')),
+    'spec.template.metadata.labels: Invalid value: map[string]string{"app":"d"}: `selector` does not match template `labels`',
+  );
 });

@@ -239,8 +239,37 @@ export function goJSON(v: unknown): string {
   return json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${hex(c.charCodeAt(0), 4)}`);
 }
 
+/**
+ * A bad value printed exactly as given: how kube-apiserver 1.33's ErrorBody
+ * prints a Go value that is neither a string nor a number, with `%#v`
+ * (`map[string]string{"app":"web"}`) or through its `String()` method (a
+ * Quantity's `500m`, an IntOrString's `25%`, unquoted).
+ */
+export class GoValue {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+/** `%#v` of a `map[string]string`: keys sorted, `map[string]string(nil)` for null/undefined. */
+export function goStringMap(m: Readonly<Record<string, unknown>> | null | undefined): GoValue {
+  if (m === null || m === undefined) return new GoValue('map[string]string(nil)');
+  const entries = Object.keys(m)
+    .sort()
+    .map((k) => `${goQuote(k)}:${goQuote(String(m[k]))}`);
+  return new GoValue(`map[string]string{${entries.join(', ')}}`);
+}
+
+/** `%#v` of a `[]string`: `[]string{"a", "b"}`, `[]string(nil)` for null/undefined. */
+export function goStringSlice(a: readonly unknown[] | null | undefined): GoValue {
+  if (a === null || a === undefined) return new GoValue('[]string(nil)');
+  return new GoValue(`[]string{${a.map((v) => goQuote(String(v))).join(', ')}}`);
+}
+
 /** How upstream's `ErrorBody` prints a bad value. */
 export function renderBadValue(v: unknown): string {
+  if (v instanceof GoValue) return v.text;
   if (typeof v === 'string') return goQuote(v);
   if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e21 ? String(v) : goFloat(v);
   if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);

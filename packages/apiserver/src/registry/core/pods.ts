@@ -4,7 +4,7 @@
  * immutable but for images, activeDeadlineSeconds and added tolerations),
  * selectable fields and graceful deletion (kubernetes pkg/registry/core/pod).
  */
-import type { KubeObject } from '@kubeling/api';
+import { defaultVolume, validateResourceRequirements, validateVolumeSource, type KubeObject } from '@kubeling/api';
 import { field, isDNS1123Label, isDNS1123Subdomain, isEnvVarName, isValidPortName, jsonEqual, validateLabels, type FieldError } from '@kubeling/apimachinery';
 import type { Strategy } from '../strategy.js';
 
@@ -88,6 +88,7 @@ export function defaultPodSpec(spec: PodSpec | undefined): void {
   for (const c of spec.containers ?? []) defaultContainer(c);
   for (const c of spec.initContainers ?? []) defaultContainer(c);
   for (const v of spec.volumes ?? []) {
+    defaultVolume(v);
     for (const kind of ['configMap', 'secret'] as const) {
       const src = v[kind] as Obj | undefined;
       if (src) src.defaultMode ??= 420;
@@ -101,7 +102,7 @@ export function defaultPodSpec(spec: PodSpec | undefined): void {
   }
 }
 
-function validateContainers(list: Container[] | undefined, path: string, volumes: Set<string>, required: boolean, names: Set<string>): FieldError[] {
+function validateContainers(list: Container[] | undefined, path: string, volumes: Set<string>, required: boolean, names: Set<string>, claims: ReadonlySet<string>): FieldError[] {
   const errs: FieldError[] = [];
   if (!list || list.length === 0) {
     if (required) errs.push(field.required(path, ''));
@@ -118,6 +119,7 @@ function validateContainers(list: Container[] | undefined, path: string, volumes
     if (!c.image || !String(c.image).trim()) errs.push(field.required(`${p}.image`, ''));
     else if (/\s/.test(c.image)) errs.push(field.invalid(`${p}.image`, c.image, 'must not have leading or trailing whitespace'));
     if (c.imagePullPolicy && !PULL_POLICIES.includes(c.imagePullPolicy)) errs.push(field.notSupported(`${p}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
+    errs.push(...validateResourceRequirements(c.resources, `${p}.resources`, claims));
     const portNames = new Set<string>();
     (c.ports ?? []).forEach((port, j) => {
       const pp = `${p}.ports[${j}]`;
@@ -158,20 +160,25 @@ function validateContainers(list: Container[] | undefined, path: string, volumes
 export function validatePodSpec(spec: PodSpec | undefined, path: string, extraVolumes: string[] = []): FieldError[] {
   const errs: FieldError[] = [];
   if (!spec) return [field.required(path, '')];
-  // Volumes that exist without being listed in the spec (a StatefulSet's claim templates).
+  // Volumes that exist without being listed in the spec (a StatefulSet's claim templates) may be
+  // mounted; a listed volume of the same name is no duplicate (the claim replaces it in the pod).
   const volumes = new Set<string>(extraVolumes);
+  const listed = new Set<string>();
   (spec.volumes ?? []).forEach((v, i) => {
     const p = `${path}.volumes[${i}]`;
+    errs.push(...validateVolumeSource(v, p));
     if (!v.name) errs.push(field.required(`${p}.name`, ''));
     else {
       for (const m of isDNS1123Label(v.name)) errs.push(field.invalid(`${p}.name`, v.name, m));
-      if (volumes.has(v.name)) errs.push(field.duplicate(`${p}.name`, v.name));
+      if (listed.has(v.name)) errs.push(field.duplicate(`${p}.name`, v.name));
+      listed.add(v.name);
       volumes.add(v.name);
     }
   });
   const names = new Set<string>();
-  errs.push(...validateContainers(spec.initContainers, `${path}.initContainers`, volumes, false, names));
-  errs.push(...validateContainers(spec.containers, `${path}.containers`, volumes, true, names));
+  const claims = new Set(((spec.resourceClaims ?? []) as { name?: string }[]).map((c) => c.name ?? ''));
+  errs.push(...validateContainers(spec.initContainers, `${path}.initContainers`, volumes, false, names, claims));
+  errs.push(...validateContainers(spec.containers, `${path}.containers`, volumes, true, names, claims));
   if (spec.restartPolicy && !RESTART_POLICIES.includes(spec.restartPolicy)) errs.push(field.notSupported(`${path}.restartPolicy`, spec.restartPolicy, RESTART_POLICIES));
   if (spec.dnsPolicy && !DNS_POLICIES.includes(spec.dnsPolicy)) errs.push(field.notSupported(`${path}.dnsPolicy`, spec.dnsPolicy, DNS_POLICIES));
   if (spec.terminationGracePeriodSeconds !== undefined && spec.terminationGracePeriodSeconds < 0) {

@@ -5,7 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { KubeObject } from '@kubeling/api';
-import { field, internalError, isValidPortName, isDNS1123Label, type FieldError } from '@kubeling/apimachinery';
+import { field, internalError, isValidPortName, isDNS1123Label, nameIsDNS1035Label, type FieldError } from '@kubeling/apimachinery';
 import { StorageKeyExists, type EtcdStorage } from '../../storage/etcd.js';
 import type { Strategy } from '../strategy.js';
 
@@ -75,6 +75,8 @@ export async function repairServiceIPs(storage: EtcdStorage, services: readonly 
 }
 
 export const serviceStrategy: Strategy = {
+  // Service names are DNS-1035 labels (ValidateServiceName): they become DNS names and env var prefixes.
+  nameValidation: nameIsDNS1035Label,
   statusSubresource: true,
   returnDeletedObject: true,
   defaults(obj) {
