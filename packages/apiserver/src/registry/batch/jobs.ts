@@ -7,7 +7,7 @@ import type { KubeObject } from '@kubeling/api';
 import { field, jsonEqual, type FieldError } from '@kubeling/apimachinery';
 import type { Strategy } from '../strategy.js';
 import { defaultPodSpec } from '../core/pods.js';
-import { validateSelectorAndTemplate } from '../apps/workloads.js';
+import { validateSelectorAndTemplate } from '@kubeling/api';
 
 type Obj = Record<string, unknown>;
 type JobSpec = Obj & {
