@@ -157,8 +157,9 @@ export const unsupportedMediaType = (contentType: string, accepted: string[]) =>
 export const notAcceptable = (accepted: string[]) =>
   failure('NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
 
-export const requestEntityTooLarge = (limitBytes: number) =>
-  failure('RequestEntityTooLarge', `the request body is too large: limit is ${limitBytes} bytes`);
+/** 413 for a body over the limit (`Request entity too large: limit is 3145728`), or with a message of its own. */
+export const requestEntityTooLarge = (limit: number | string) =>
+  failure('RequestEntityTooLarge', `Request entity too large: ${typeof limit === 'number' ? `limit is ${limit}` : limit}`);
 
 /** 410 for a resourceVersion that has been compacted away (`too old resource version: 5 (1000)`). */
 export const tooOldResourceVersion = (requested: number, oldest: number) =>
@@ -175,6 +176,16 @@ export const internalError = (message = 'an error on the server has prevented th
 export const serviceUnavailable = (message: string) => failure('ServiceUnavailable', message);
 
 export const timeoutError = (message: string, retryAfterSeconds = 1) => failure('Timeout', message, { retryAfterSeconds });
+
+/**
+ * 504 for a resourceVersion the store has not reached (storage.NewTooLargeResourceVersionError):
+ * `Timeout: Too large resource version: 99, current: 12`, retry after a second.
+ */
+export const tooLargeResourceVersion = (requested: string | number | bigint, current: number) =>
+  failure('Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
 
 export const isStatusError = (e: unknown): e is StatusError => e instanceof StatusError;
 export const isNotFound = (e: unknown) => isStatusError(e) && e.status.reason === 'NotFound';

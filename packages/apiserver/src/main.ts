@@ -9,7 +9,8 @@
  *   --client-ca-file=PEM  --token-auth-file=CSV
  *   --service-account-signing-key-file=PEM --service-account-key-file=PEM (repeatable)
  *   --service-account-issuer=URL --api-audiences=a,b
- *   --audit-log-path=FILE|- --audit-log-level=info   (a JSON line per request)
+ *   --audit-log-path=FILE|- --audit-log-level=info   (a JSON line per request, written
+ *                                                    before its response: upstream's blocking mode)
  *   --enable-admission-plugins=A,B --disable-admission-plugins=C   (defaults: Priority,
  *     DefaultTolerationSeconds, LimitRanger, ResourceQuota; AlwaysPullImages is off)
  *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
       : {}),
     ...(values['token-auth-file'] ? { tokenFile: values['token-auth-file'] } : {}),
     ...(values['audit-log-path']
-      ? { audit: pino({ level: values['audit-log-level']!, base: { component: 'audit' } }, values['audit-log-path'] === '-' ? process.stdout : pino.destination({ dest: values['audit-log-path'], mkdir: true, sync: false })) }
+      ? { audit: pino({ level: values['audit-log-level']!, base: { component: 'audit' } }, values['audit-log-path'] === '-' ? process.stdout : pino.destination({ dest: values['audit-log-path'], mkdir: true, sync: true })) }
       : {}),
     admission: {
       enable: (values['enable-admission-plugins'] ?? '').split(',').filter(Boolean),

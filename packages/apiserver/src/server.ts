@@ -98,6 +98,8 @@ export interface ApiServer {
 declare module 'fastify' {
   interface FastifyRequest {
     k8s?: RequestInfo;
+    /** The name of the object a create made (for the audit record; the URL has none). */
+    objectName?: string;
   }
 }
 
@@ -146,7 +148,14 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000, ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}) }, { observe: (op, s) => metrics.etcdLatency(op, s) });
   const maxBody = opts.maxRequestBodyBytes ?? 3 * 1024 * 1024;
   const app = Fastify({
-    ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key, ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}) } } : {}),
+    // Request line and headers up to 1 MiB, as kube-apiserver's MaxHeaderBytes.
+    ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key, maxHeaderSize: MAX_HEADER_BYTES, ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}) } } : { http: { maxHeaderSize: MAX_HEADER_BYTES } }),
+    clientErrorHandler,
+    // Paths the router cannot take apart: a bad escape is 400, a segment longer than any name 404.
+    frameworkErrors: (err, _req, reply) => {
+      const code = (err as { code?: string }).code;
+      return sendStatus(reply, code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFoundPath() : badRequest(code === 'FST_ERR_BAD_URL' ? `invalid URL: ${err.message}` : err.message));
+    },
     // Per-request lines are the audit log's job; fastify's own logger reports only problems.
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { level: 'warn' }) as unknown as FastifyBaseLogger } : { logger: false }),
     bodyLimit: maxBody,
@@ -268,7 +277,43 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
 
   // Bodies are decoded by the handlers so that every error is a Status.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBody }, (_req, body, done) => done(null, body));
+  // A body over the limit is 413 at once; the rest of it is read and dropped (up to a bound) so that the
+  // connection lives on and a client still sending reads the answer instead of a broken pipe. (A parser
+  // error would make fastify close the connection, so the parser hands on a marker the 413 is made of.)
+  const drainLimit = 4 * maxBody;
+  const TOO_LARGE = Symbol('request body too large');
+  app.addContentTypeParser('*', (_req, payload, done) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    const refuse = () => {
+      refused = true;
+      chunks.length = 0;
+      done(null, TOO_LARGE);
+    };
+    if (Number(payload.headers['content-length']) > maxBody) refuse();
+    payload.on('data', (d: Buffer) => {
+      size += d.length;
+      if (refused) {
+        if (size > drainLimit) payload.destroy();
+        return;
+      }
+      if (size > maxBody) return refuse();
+      chunks.push(d);
+    });
+    payload.on('end', () => {
+      if (!refused) done(null, Buffer.concat(chunks));
+    });
+    payload.on('error', (err) => {
+      if (!refused) {
+        refused = true;
+        done(err, undefined);
+      }
+    });
+  });
+  app.addHook('preValidation', async (req) => {
+    if (req.body === TOO_LARGE) throw requestEntityTooLarge(maxBody);
+  });
 
   app.setErrorHandler((err, req, reply) => {
     if (err instanceof StatusError) return sendStatus(reply, err);
@@ -297,7 +342,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         user: user?.name ?? (opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin'),
         ...(user?.groups?.length ? { groups: user.groups } : {}),
         verb: info.verb,
-        ...(info.isResourceRequest ? { resource: info.resource, ...(info.subresource ? { subresource: info.subresource } : {}), ...(info.apiGroup ? { apiGroup: info.apiGroup } : {}), ...(info.namespace ? { namespace: info.namespace } : {}), ...(info.name ? { name: info.name } : {}) } : { path }),
+        ...(info.isResourceRequest ? { resource: info.resource, ...(info.subresource ? { subresource: info.subresource } : {}), ...(info.apiGroup ? { apiGroup: info.apiGroup } : {}), ...(info.namespace ? { namespace: info.namespace } : {}), ...(info.name || req.objectName ? { name: info.name || req.objectName } : {}) } : { path }),
         code,
         requestReceivedTimestamp: new Date(Date.now() - ms).toISOString(),
         stageTimestamp: new Date().toISOString(),
@@ -306,7 +351,12 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         userAgent: req.headers['user-agent'],
       }, 'audit');
     };
-    app.addHook('onResponse', async (req, reply) => line(req, reply.statusCode, 'ResponseComplete', reply.elapsedTime));
+    // Blocking mode, as upstream's: the record is written when the response is about to go out,
+    // so a client that hangs up after its request was carried out still leaves one.
+    app.addHook('onSend', async (req, reply, payload) => {
+      line(req, reply.statusCode, 'ResponseComplete', reply.elapsedTime);
+      return payload;
+    });
     upgradedHooks.push((req) => line(req, 101, 'ResponseStarted', 0));
   }
   upgradedHooks.push((req) => metrics.request(req.k8s?.verb ?? req.method.toLowerCase(), req.k8s?.resource ?? '', req.k8s?.subresource ?? '', 101, 0));
@@ -461,6 +511,34 @@ function sendAggregated(reply: FastifyReply, v: 'v2' | 'v2beta1', body: unknown)
   });
   reply.raw.end(payload);
   return reply;
+}
+
+const MAX_HEADER_BYTES = 1 << 20;
+
+/**
+ * A request the HTTP parser refuses (malformed, or headers over the limit) is
+ * answered with a v1 Status too, then the connection is closed — after a
+ * moment, so that a client still sending reads the answer rather than a reset.
+ */
+function clientErrorHandler(err: Error & { code?: string; reason?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const code = tooLarge ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const status = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: tooLarge ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : `Bad Request: ${err.reason ?? err.message}`,
+    ...(tooLarge ? {} : { reason: code === 408 ? 'Timeout' : 'BadRequest' }),
+    code,
+  };
+  const body = JSON.stringify(status);
+  if (socket.writable) {
+    socket.end(`HTTP/1.1 ${code} ${tooLarge ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.resume();
+  setTimeout(() => socket.destroy(), 500).unref();
 }
 
 export function sendStatus(reply: FastifyReply, err: StatusError): FastifyReply {

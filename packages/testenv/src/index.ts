@@ -13,6 +13,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { APISERVER_DNS, APISERVER_IPS, createCA, issue, serviceAccountKeys } from '@kubeling/pki';
 import { buildApiServer, type ApiServer, type ApiServerOptions } from '@kubeling/apiserver';
 import { freePort, startEtcd, stopChild, waitFor, type EtcdProcess } from './etcd.js';
@@ -46,6 +49,21 @@ export interface TestEnvOptions {
   /** HTTPS with a fresh CA, client certificates and RBAC (in-process apiserver only). */
   secure?: boolean;
   server?: Partial<ApiServerOptions>;
+  /** Extra flags for the apiserver process (with `apiserverProcess`). */
+  processArgs?: string[];
+}
+
+/** /readyz over HTTPS, trusting `caPem` (it answers anonymous requests). */
+function readyOverTLS(url: string, caPem: string): Promise<boolean> {
+  const u = new URL(`${url}/readyz`);
+  return new Promise((resolve) => {
+    const req = httpsRequest({ host: u.hostname, port: u.port, path: u.pathname, ca: caPem }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.end();
+  });
 }
 
 /** The entry point of a workspace package's main module, for spawning components. */
@@ -63,25 +81,6 @@ export function nodeArgs(file: string, args: string[]): string[] {
 export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
   const etcd = await startEtcd();
   try {
-    if (opts.apiserverProcess) {
-      const port = await freePort();
-      const child = spawn(process.execPath, nodeArgs(packageMain('apiserver'), [`--etcd-servers=${etcd.endpoint}`, `--secure-port=${port}`, '--log-level=warn']), {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        cwd: fileURLToPath(new URL('../../..', import.meta.url)),
-      });
-      const url = `http://127.0.0.1:${port}`;
-      await waitFor(async () => (await fetch(`${url}/readyz`)).ok, 90_000, 'apiserver to become ready');
-      return {
-        etcd,
-        url,
-        server: undefined,
-        child,
-        stop: async () => {
-          await stopChild(child);
-          await etcd.stop();
-        },
-      };
-    }
     let pki: TestPKI | undefined;
     let tls: { cert: string; key: string; clientCA: string } | undefined;
     if (opts.secure) {
@@ -90,6 +89,47 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       tls = { cert: serving.certPem, key: serving.keyPem, clientCA: ca.certPem };
       const sa = await serviceAccountKeys();
       pki = { caPem: ca.certPem, saPrivatePem: sa.privatePem, saPublicPem: sa.publicPem, client: (cn, orgs = []) => issue(ca, { commonName: cn, organizations: orgs, usage: 'client' }) };
+    }
+    if (opts.apiserverProcess) {
+      const port = await freePort();
+      // With `secure`, the same PKI as the in-process server, in files the flags name.
+      const dir = mkdtempSync(join(tmpdir(), 'kubeling-apiserver-'));
+      const file = (name: string, pem: string) => {
+        const f = join(dir, name);
+        writeFileSync(f, pem, { mode: 0o600 });
+        return f;
+      };
+      const secureFlags = tls && pki
+        ? [`--tls-cert-file=${file('serving.crt', tls.cert)}`, `--tls-private-key-file=${file('serving.key', tls.key)}`, `--client-ca-file=${file('ca.crt', tls.clientCA)}`, `--service-account-signing-key-file=${file('sa.key', pki.saPrivatePem)}`, `--service-account-key-file=${file('sa.pub', pki.saPublicPem)}`]
+        : [];
+      const child = spawn(process.execPath, nodeArgs(packageMain('apiserver'), [`--etcd-servers=${etcd.endpoint}`, `--secure-port=${port}`, '--log-level=warn', ...secureFlags, ...(opts.processArgs ?? [])]), {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+      });
+      const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+      const ready = tls ? () => readyOverTLS(url, tls!.clientCA) : async () => (await fetch(`${url}/readyz`)).ok;
+      try {
+        await waitFor(async () => {
+          if (child.exitCode !== null) throw new Error(`apiserver exited with ${child.exitCode}`);
+          return ready();
+        }, 90_000, 'apiserver to become ready');
+      } catch (e) {
+        await stopChild(child);
+        rmSync(dir, { recursive: true, force: true });
+        throw e;
+      }
+      return {
+        etcd,
+        ...(pki ? { pki } : {}),
+        url,
+        server: undefined,
+        child,
+        stop: async () => {
+          await stopChild(child);
+          rmSync(dir, { recursive: true, force: true });
+          await etcd.stop();
+        },
+      };
     }
     const server = await buildApiServer({ etcdServers: [etcd.endpoint], logger: false, ...(tls ? { tls } : {}), ...(pki ? { serviceAccount: { signingKeyPem: pki.saPrivatePem, publicKeyPems: [pki.saPublicPem] } } : {}), ...opts.server });
     await server.app.listen({ host: '127.0.0.1', port: 0 });

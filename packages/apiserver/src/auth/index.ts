@@ -6,7 +6,7 @@
  * upstream's message). The Authorization header is dropped once used.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { failure, type StatusError } from '@kubeling/apimachinery';
+import { badRequest, failure, type StatusError } from '@kubeling/apimachinery';
 import { parseRequestInfo } from '../http/request-info.js';
 import type { Authenticator } from './authn.js';
 import { ANONYMOUS, forbiddenMessage, type Attributes, type Authorizer, type UserInfo } from './types.js';
@@ -43,12 +43,39 @@ function headerList(v: string | string[] | undefined): string[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
-/** Impersonate-User / -Group / -Extra-*: each checked as the `impersonate` verb. */
+/** An ObjectReference as Go's %v prints it: its seven fields between braces, space-separated. */
+const refText = (kind: string, name: string, apiVersion = '', fieldPath = '') => `{${[kind, '', name, '', apiVersion, '', fieldPath].join(' ')}}`;
+
+/**
+ * Impersonate-User, -Group, -Uid and -Extra-<key>: each one checked as the
+ * `impersonate` verb (users or serviceaccounts, groups, uids and
+ * userextras/<key> in authentication.k8s.io), as upstream's impersonation filter.
+ */
 function impersonate(req: FastifyRequest, user: UserInfo, authz: Authorizer): UserInfo {
   const who = headerList(req.headers['impersonate-user'])[0];
   const groups = headerList(req.headers['impersonate-group']).flatMap((g) => g.split(',').map((x) => x.trim()).filter(Boolean));
+  const uid = headerList(req.headers['impersonate-uid'])[0];
+  const extra: Record<string, string[]> = {};
+  for (const [h, v] of Object.entries(req.headers)) {
+    if (!h.startsWith('impersonate-extra-')) continue;
+    let key = h.slice('impersonate-extra-'.length);
+    try {
+      key = decodeURIComponent(key);
+    } catch {
+      // kept as written, as upstream's unescape does on a bad escape
+    }
+    extra[key] = headerList(v).flatMap((x) => x.split(',').map((y) => y.trim()).filter(Boolean));
+  }
+  const extras = Object.entries(extra).filter(([, vs]) => vs.length);
   if (!who) {
-    if (groups.length) throw failure('BadRequest', 'requested [Impersonate-Group] without impersonating a user');
+    if (groups.length || extras.length || uid) {
+      const refs = [
+        ...groups.map((g) => refText('Group', g)),
+        ...extras.flatMap(([k, vs]) => vs.map((v) => refText('UserExtra', v, 'authentication.k8s.io/v1', k))),
+        ...(uid ? [refText('UID', uid, 'authentication.k8s.io/v1')] : []),
+      ];
+      throw badRequest(`requested [${refs.join(' ')}] without impersonating a user`);
+    }
     return user;
   }
   const check = (a: Omit<Attributes, 'user' | 'verb' | 'isResourceRequest'>) => {
@@ -59,13 +86,15 @@ function impersonate(req: FastifyRequest, user: UserInfo, authz: Authorizer): Us
   if (sa) check({ apiGroup: '', resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! });
   else check({ apiGroup: '', resource: 'users', name: who });
   for (const g of groups) check({ apiGroup: '', resource: 'groups', name: g });
+  for (const [k, vs] of extras) for (const v of vs) check({ apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: k, name: v });
+  if (uid) check({ apiGroup: 'authentication.k8s.io', resource: 'uids', name: uid });
   const out = new Set(groups);
   if (sa) {
     out.add('system:serviceaccounts');
     out.add(`system:serviceaccounts:${sa[1]}`);
   }
   if (who !== 'system:anonymous') out.add('system:authenticated');
-  return { name: who, groups: [...out] };
+  return { name: who, groups: [...out], ...(uid ? { uid } : {}), ...(extras.length ? { extra: Object.fromEntries(extras) } : {}) };
 }
 
 export interface Gate {

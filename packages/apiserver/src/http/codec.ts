@@ -3,8 +3,8 @@
  * strict/warn/ignore field validation, and the upstream wording of decode
  * errors (`... cannot be handled as a Deployment: strict decoding error: ...`).
  */
-import { checkAgainstSchema, type KubeObject, type ResourceDef, typeErrorMessage } from '@kubeling/api';
-import { badRequest, isPlainObject, unsupportedMediaType } from '@kubeling/apimachinery';
+import { checkAgainstSchema, jsonNumberText, type KubeObject, type NumberText, type ResourceDef, typeErrorMessage } from '@kubeling/api';
+import { StatusError, badRequest, isPlainObject, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
 import YAML from 'yaml';
 import { decodeProtobufBody } from './protobuf.js';
 
@@ -24,40 +24,275 @@ export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 /** The media type without parameters, lower case. */
 export const mediaType = (contentType: string | undefined): string => (contentType ?? '').split(';')[0]!.trim().toLowerCase();
 
-/** Parses a JSON or YAML body into a plain value; 400 on malformed input. */
-export function parseBody(raw: Buffer | undefined, contentType: string, what = 'request'): unknown {
-  const mt = mediaType(contentType);
-  if (mt === PROTOBUF_TYPE) return raw && raw.length ? decodeProtobufBody(raw) : null;
-  const text = raw ? raw.toString('utf8') : '';
-  if (mt === YAML_TYPE || mt === 'application/apply-patch+yaml' || mt === 'text/yaml' || mt === 'application/x-yaml') {
-    try {
-      const docs = YAML.parseAllDocuments(text);
-      if (docs.length > 1) throw badRequest(`${what} body must contain a single YAML document`);
-      const doc = docs[0];
-      if (!doc) return null;
-      if (doc.errors.length) throw new Error(doc.errors[0]!.message);
-      return doc.toJS({ maxAliasCount: 100 });
-    } catch (e) {
-      if ((e as { status?: unknown }).status) throw e;
-      throw badRequest(`error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
+/**
+ * How deep a body may nest. Go's decoder stops at 10,000 levels; kubeling stops
+ * earlier, at a depth every part of it (cloning, patching, serializing) handles
+ * without running out of stack, far beyond any real object.
+ */
+export const MAX_DEPTH = 1000;
+
+/** A body that does not parse: 400 whose message is the decoder's error alone (callers add their context). */
+export class BodySyntaxError extends StatusError {
+  constructor(readonly detail: string) {
+    super(badRequest(detail).status);
+  }
+}
+
+/** What parsing a body found besides the value: for JSON, the literals of numbers JSON.parse rounds. */
+export interface ParsedBody {
+  value: unknown;
+  numberText: NumberText | undefined;
+}
+
+/**
+ * One linear pass over a JSON text that refuses nesting deeper than
+ * `MAX_DEPTH` (as Go's scanner words it) before anything recursive sees it.
+ */
+export function scanJsonDepth(text: string): void {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // Skip the string: the next quote not escaped by an odd run of backslashes.
+      for (;;) {
+        const j = text.indexOf('"', i + 1);
+        if (j < 0) return; // unterminated: JSON.parse reports it
+        let k = j - 1;
+        while (text.charCodeAt(k) === 0x5c) k--;
+        i = j;
+        if ((j - 1 - k) % 2 === 0) break;
+      }
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > MAX_DEPTH) throw new BodySyntaxError(`invalid character '${text[i]}' exceeded max depth`);
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
     }
   }
+}
+
+/** Go's encoding/json wording for the common syntax errors JSON.parse reports. */
+function goSyntaxError(text: string, e: Error): string {
+  const m = e.message;
+  if (/Unexpected end of JSON input|Unterminated string/i.test(m)) return 'unexpected end of JSON input';
+  const tok = /Unexpected token '?(.)'?|Unexpected non-whitespace character|Bad control character/.exec(m);
+  const pos = /position (\d+)/.exec(m);
+  const ch = tok?.[1] ?? (pos ? text[Number(pos[1])] : undefined);
+  if (ch !== undefined) return `invalid character '${ch === "'" ? "\\'" : ch}' looking for beginning of value`;
+  return m;
+}
+
+/** Parses a JSON or YAML body into a plain value; 400 (a BodySyntaxError) on malformed input. */
+export function parseBody(raw: Buffer | undefined, contentType: string, what = 'request'): unknown {
+  return parseBodyFull(raw, contentType, what).value;
+}
+
+export function parseBodyFull(raw: Buffer | undefined, contentType: string, what = 'request'): ParsedBody {
+  const mt = mediaType(contentType);
+  if (mt === PROTOBUF_TYPE) {
+    const value = raw && raw.length ? decodeProtobufBody(raw) : null;
+    checkDepth(value, (d) => new BodySyntaxError(`protobuf message nested deeper than ${d}`));
+    return { value, numberText: undefined };
+  }
+  const text = raw ? raw.toString('utf8') : '';
+  if (mt === YAML_TYPE || mt === 'application/apply-patch+yaml' || mt === 'text/yaml' || mt === 'application/x-yaml') {
+    return { value: parseYaml(text, what), numberText: undefined };
+  }
   if (mt === JSON_TYPE || mt.endsWith('+json') || mt === '') {
-    if (!text.trim()) return null;
+    if (!text.trim()) return { value: null, numberText: undefined };
+    scanJsonDepth(text);
     try {
-      return JSON.parse(text);
+      return { value: JSON.parse(text), numberText: jsonNumberText(text) };
     } catch (e) {
-      throw badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+      throw new BodySyntaxError(goSyntaxError(text, e as Error));
     }
   }
   throw unsupportedMediaType(contentType, BODY_TYPES);
+}
+
+/** `!!binary`: standard base64 (line breaks allowed) decoded to text, as sigs.k8s.io/yaml turns it into a string. */
+const binaryTag = {
+  tag: 'tag:yaml.org,2002:binary',
+  default: false,
+  resolve(src: string, onError: (msg: string) => void): string {
+    const clean = src.replace(/[\s]/g, '');
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.length % 4 !== 0) {
+      onError('!!binary value contains invalid base64 data');
+      return '';
+    }
+    return Buffer.from(clean, 'base64').toString('utf8');
+  },
+};
+
+/**
+ * How deep a YAML body may nest. The YAML parser recurses per level and runs
+ * out of stack near a thousand (where a stack overflow can even be fatal), so
+ * YAML nesting is measured before parsing and kept well below that.
+ */
+export const MAX_YAML_DEPTH = 256;
+
+/**
+ * A linear estimate of a YAML text's nesting, never below the real one: block
+ * levels by indentation (and compact `- - x` sequences), flow levels by the
+ * brackets that open collections, outside quotes and comments.
+ */
+export function yamlDepth(text: string, stopAbove = MAX_YAML_DEPTH): number {
+  // Open block collections: the indentation of each, and whether it is a sequence.
+  const open: { indent: number; seq: boolean }[] = [];
+  let level = 0;
+  let flow = 0;
+  let quote: '' | "'" | '"' = '';
+  let max = 0;
+  for (const line of text.split('\n')) {
+    let i = 0;
+    if (!quote && flow === 0) {
+      while (line[i] === ' ') i++;
+      if (i === line.length || line[i] === '#' || line[i] === '\r') continue;
+      const isSeq = line[i] === '-' && (line[i + 1] === ' ' || line[i + 1] === undefined || line[i + 1] === '\r');
+      // A sequence may sit at its key's indentation; anything else at an indentation closes what is open there.
+      while (open.length) {
+        const top = open[open.length - 1]!;
+        if (top.indent > i || (top.indent === i && (top.seq || !isSeq))) open.pop();
+        else break;
+      }
+      // Each `- ` opens a sequence at its column (compact `- - x` nests them); `- k: v` opens a map inside the item.
+      let j = i;
+      if (!isSeq) open.push({ indent: i, seq: false });
+      while (line[j] === '-' && (line[j + 1] === ' ' || line[j + 1] === undefined || line[j + 1] === '\r')) {
+        open.push({ indent: j, seq: true });
+        j += 2;
+        while (line[j] === ' ') j++;
+      }
+      if (isSeq && /^[^#\[{'"]*:(\s|$)/.test(line.slice(j))) open.push({ indent: j, seq: false });
+      level = open.length;
+      max = Math.max(max, level);
+    }
+    // `[` or `{` opens a collection at the start of a value, or anywhere inside a flow.
+    let valueStart = true;
+    for (; i < line.length; i++) {
+      const c = line[i]!;
+      if (quote) {
+        if (c === '\\' && quote === '"') i++;
+        else if (c === quote) {
+          if (quote === "'" && line[i + 1] === "'") i++;
+          else quote = '';
+        }
+        continue;
+      }
+      if (c === '#' && (i === 0 || line[i - 1] === ' ' || line[i - 1] === '\t')) break;
+      if ((c === '"' || c === "'") && (valueStart || flow > 0)) quote = c;
+      else if ((c === '[' || c === '{') && (valueStart || flow > 0)) {
+        flow++;
+        max = Math.max(max, level + flow);
+      } else if ((c === ']' || c === '}') && flow > 0) flow--;
+      if (max > stopAbove) return max;
+      if (c === ' ' || c === '\t') continue;
+      valueStart = c === ':' || c === '-' || c === ',' || c === '[' || c === '{' || c === '?';
+    }
+  }
+  return max;
+}
+
+function parseYaml(text: string, what: string): unknown {
+  if (yamlDepth(text) > MAX_YAML_DEPTH) throw new BodySyntaxError(`error converting YAML to JSON: yaml: exceeded max depth of ${MAX_YAML_DEPTH}`);
+  let js: unknown;
+  try {
+    const docs = YAML.parseAllDocuments(text, { customTags: (tags) => [...tags.filter((t) => (t as { tag?: string }).tag !== binaryTag.tag), binaryTag as never] });
+    if (docs.length > 1) throw badRequest(`${what} body must contain a single YAML document`);
+    const doc = docs[0];
+    if (!doc) return null;
+    if (doc.errors.length) throw new Error(doc.errors[0]!.message);
+    js = doc.toJS({ maxAliasCount: 100, mapAsMap: true });
+  } catch (e) {
+    if (e instanceof StatusError) throw e;
+    const msg = e instanceof RangeError ? `exceeded max depth of ${MAX_DEPTH}` : (e as Error).message.split('\n')[0];
+    throw new BodySyntaxError(`error converting YAML to JSON: yaml: ${msg}`);
+  }
+  return yamlToJson(js);
+}
+
+/**
+ * The YAML value as the JSON sigs.k8s.io/yaml would make of it, without
+ * recursion: maps with scalar keys become objects (keys as text), sets objects
+ * of nulls, dates RFC 3339 text, bytes UTF-8 text; collection keys and
+ * non-finite numbers are 400; nesting deeper than MAX_DEPTH is 400.
+ */
+function yamlToJson(root: unknown): unknown {
+  const fail = (msg: string) => new BodySyntaxError(`error converting YAML to JSON: ${msg}`);
+  const scalar = (v: unknown): unknown => {
+    if (v instanceof Uint8Array) return new TextDecoder().decode(v);
+    if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString().replace('.000Z', 'Z');
+    if (typeof v === 'number' && !Number.isFinite(v)) throw fail(`json: unsupported value: ${Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf'}`);
+    if (typeof v === 'bigint') return Number(v);
+    return v;
+  };
+  const isCollection = (v: unknown) => v instanceof Map || v instanceof Set || Array.isArray(v);
+  const out = { v: undefined as unknown };
+  // Each entry: the value to convert and where to put the result.
+  const stack: { src: unknown; set: (x: unknown) => void; depth: number }[] = [{ src: root, set: (x) => (out.v = x), depth: 0 }];
+  while (stack.length) {
+    const { src, set, depth } = stack.pop()!;
+    if (!isCollection(src)) {
+      set(scalar(src));
+      continue;
+    }
+    if (depth >= MAX_DEPTH) throw fail(`yaml: exceeded max depth of ${MAX_DEPTH}`);
+    if (Array.isArray(src)) {
+      const arr: unknown[] = new Array(src.length);
+      set(arr);
+      src.forEach((x, i) => stack.push({ src: x, set: (y) => (arr[i] = y), depth: depth + 1 }));
+    } else if (src instanceof Set) {
+      const obj: Record<string, unknown> = {};
+      set(obj);
+      for (const k of src) {
+        if (isCollection(k)) throw fail('yaml: invalid map key: a collection');
+        obj[String(scalar(k))] = null;
+      }
+    } else {
+      const obj: Record<string, unknown> = {};
+      set(obj);
+      for (const [k, x] of src as Map<unknown, unknown>) {
+        if (isCollection(k)) throw fail('yaml: invalid map key: a collection');
+        const key = k === null ? 'null' : String(scalar(k));
+        stack.push({ src: x, set: (y) => (obj[key] = y), depth: depth + 1 });
+      }
+    }
+  }
+  return out.v;
+}
+
+/** Throws the error `tooDeep` makes when a decoded value nests deeper than MAX_DEPTH (checked without recursion). */
+function checkDepth(value: unknown, tooDeep: (max: number) => Error): void {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d >= MAX_DEPTH) throw tooDeep(MAX_DEPTH);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x !== null && typeof x === 'object') stack.push([x, d + 1]);
+  }
+}
+
+/** The summary upstream appends to an unrecognized body: its first 30 bytes, as text for JSON, in hex otherwise. */
+export function summarizeBody(raw: Buffer | undefined): string {
+  if (!raw || raw.length === 0) return '<empty>';
+  if (raw[0] === 0x7b) return raw.length > 30 ? `${raw.subarray(0, 30).toString('utf8')} ...` : raw.toString('utf8');
+  return raw.length > 30 ? `${raw.subarray(0, 30).toString('hex')} ...` : raw.toString('hex');
 }
 
 /**
  * Checks a decoded object against its kind: apiVersion/kind agreement, JSON types,
  * and unknown fields per `fieldValidation`. Returns warnings (for `Warn`).
  */
-export function checkObjectBody(def: ResourceDef, body: unknown, validation: FieldValidation, bodyKind = def.kind): { obj: KubeObject; warnings: string[] } {
+export function checkObjectBody(
+  def: ResourceDef,
+  body: unknown,
+  validation: FieldValidation,
+  bodyKind = def.kind,
+  /** The literals of the body's numbers (JSON), for the messages of integers out of range. */
+  numberText?: NumberText,
+  /** Makes the error of a value of the wrong type (default: 400 `... cannot be handled as a Kind: <text>`). */
+  typeError?: (text: string) => StatusError,
+): { obj: KubeObject; warnings: string[] } {
   const gv = def.group ? `${def.group}/${def.version}` : def.version;
   if (!isPlainObject(body)) {
     throw badRequest(`${bodyKind} in version "${def.version}" cannot be handled as a ${bodyKind}: the request body must be a JSON object`);
@@ -68,9 +303,10 @@ export function checkObjectBody(def: ResourceDef, body: unknown, validation: Fie
   if (body.kind !== undefined && body.kind !== '' && body.kind !== bodyKind) {
     throw badRequest(`${bodyKind} in version "${def.version}" cannot be handled as a ${String(body.kind)}: the kind in the body does not match`);
   }
-  const issues = checkAgainstSchema(def.schema, body);
+  const issues = checkAgainstSchema(def.schema, body, numberText ? { numberText } : {});
   if (issues.typeErrors.length) {
-    throw badRequest(`${bodyKind} in version "${def.version}" cannot be handled as a ${bodyKind}: ${typeErrorMessage(issues.typeErrors[0]!)}`);
+    const text = typeErrorMessage(issues.typeErrors[0]!);
+    throw typeError ? typeError(text) : badRequest(`${bodyKind} in version "${def.version}" cannot be handled as a ${bodyKind}: ${text}`);
   }
   const warnings: string[] = [];
   if (issues.unknown.length && validation !== 'Ignore') {
@@ -89,6 +325,28 @@ export function fieldValidationOf(v: string | undefined): FieldValidation {
   if (v === undefined || v === '') return 'Ignore';
   if (v === 'Strict' || v === 'Warn' || v === 'Ignore') return v;
   throw badRequest(`fieldValidation parameter unsupported: ${v}`);
+}
+
+const SERVED = new Set(['*/*', 'application/*', JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE]);
+const META_AS = new Set(['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
+
+/**
+ * 406 unless one of the media ranges of `Accept` is one the apiserver serves:
+ * JSON, YAML, protobuf or a wildcard, as itself or as a meta.k8s.io Table or
+ * partial-metadata conversion of a version that exists.
+ */
+export function negotiate(accept: string | undefined): void {
+  if (!accept || !accept.trim()) return;
+  for (const part of accept.split(',')) {
+    const [type, ...rest] = part.split(';').map((s) => s.trim());
+    if (!SERVED.has((type ?? '').toLowerCase())) continue;
+    const params = new Map(rest.map((p) => { const i = p.indexOf('='); return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()] as [string, string]; }));
+    if (params.get('q') === '0') continue;
+    const as = params.get('as');
+    if (as === undefined || as === '') return;
+    if (META_AS.has(as) && params.get('g') === 'meta.k8s.io' && (params.get('v') === 'v1' || params.get('v') === 'v1beta1')) return;
+  }
+  throw notAcceptable([JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE]);
 }
 
 /** Whether the client prefers YAML to JSON. */

@@ -31,3 +31,15 @@ test('discovery paths are not resource requests', () => {
     assert.equal(parseRequestInfo('GET', p, {}).isResourceRequest, false, p);
   }
 });
+
+test('watch: any value but false and 0 asks for one, as upstream converts booleans; /watch/ paths are watches', () => {
+  for (const v of ['maybe', '', '1', 'TRUE', 'yes']) assert.equal(info('GET', '/api/v1/pods', { watch: v }).split('|')[0], 'watch', v);
+  for (const v of ['0', 'false', 'FALSE']) assert.equal(info('GET', '/api/v1/pods', { watch: v }).split('|')[0], 'list', v);
+  assert.equal(info('GET', '/api/v1/watch/namespaces/default/pods'), 'watch||v1|default|pods||');
+  assert.equal(info('GET', '/apis/apps/v1/watch/namespaces/ns1/deployments/web'), 'watch|apps|v1|ns1|deployments|web|');
+  assert.equal(info('GET', '/api/v1/namespaces/default/pods/x', { watch: 'true' }), 'get||v1|default|pods|x|');
+});
+
+test('a path escape that does not decode is a 400', () => {
+  assert.throws(() => parseRequestInfo('GET', '/api/v1/namespaces/%zz/pods', {}), (e: any) => e.status.code === 400);
+});

@@ -7,7 +7,7 @@
  * `/api/v1/namespaces/x/pods` is the pods collection in x: the third segment is
  * a subresource of namespaces only when it is not a served resource name.
  */
-import { parseBool } from '@kubeling/apimachinery';
+import { badRequest } from '@kubeling/apimachinery';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -27,7 +27,7 @@ export interface RequestInfo {
 
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 
-export function parseRequestInfo(method: string, path: string, query: Record<string, string | undefined>): RequestInfo {
+export function parseRequestInfo(method: string, path: string, query: Record<string, string | string[] | undefined>): RequestInfo {
   const info: RequestInfo = {
     isResourceRequest: false,
     path,
@@ -43,7 +43,7 @@ export function parseRequestInfo(method: string, path: string, query: Record<str
   };
   const parts = path.split('/').filter((p, i) => i > 0 || p !== '');
   if (parts[0] === '') parts.shift();
-  const segs = parts.map((p) => decodeURIComponent(p));
+  const segs = parts.map(decodeSegment);
   if (segs[0] !== 'api' && segs[0] !== 'apis') return info;
   info.apiPrefix = segs[0];
   let i = 1;
@@ -58,6 +58,9 @@ export function parseRequestInfo(method: string, path: string, query: Record<str
     i = 2;
   }
   if (segs.length <= i) return info; // /api/v1, /apis/g/v: discovery
+  // The deprecated /watch/ paths: a watch of what follows (of one object, with a name).
+  const watchPath = segs[i] === 'watch' && segs.length > i + 1;
+  if (watchPath) i++;
   info.isResourceRequest = true;
   let rest = segs.slice(i);
   if (rest[0] === 'namespaces') {
@@ -79,13 +82,37 @@ export function parseRequestInfo(method: string, path: string, query: Record<str
 
   const m = method.toUpperCase();
   if (m === 'GET' || m === 'HEAD') {
-    if (info.name) info.verb = 'get';
-    else info.verb = parseBool(query.watch) ? 'watch' : 'list';
+    if (watchPath) info.verb = 'watch';
+    else if (info.name) info.verb = 'get';
+    else info.verb = watchParam(query.watch) ? 'watch' : 'list';
   } else if (m === 'POST') info.verb = 'create';
   else if (m === 'PUT') info.verb = 'update';
   else if (m === 'PATCH') info.verb = 'patch';
   else if (m === 'DELETE') info.verb = info.name ? 'delete' : 'deletecollection';
   return info;
+}
+
+/**
+ * A boolean query parameter as upstream converts it (Convert_Slice_string_To_bool):
+ * absent is undefined, "false" and "0" (any case) are false, anything else —
+ * the empty string and `maybe` included — is true.
+ */
+export function queryBool(v: string | string[] | undefined): boolean | undefined {
+  const first = Array.isArray(v) ? v[0] : v;
+  if (first === undefined) return undefined;
+  const lower = first.toLowerCase();
+  return !(lower === 'false' || lower === '0');
+}
+
+const watchParam = (v: string | string[] | undefined): boolean => queryBool(v) === true;
+
+/** A path segment, percent-decoded; 400 for an escape that does not decode. */
+function decodeSegment(p: string): string {
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    throw badRequest(`invalid URL escape ${JSON.stringify(p)}`);
+  }
 }
 
 export type Query = Record<string, string | string[] | undefined>;

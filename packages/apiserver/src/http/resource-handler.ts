@@ -9,6 +9,8 @@ import type { KubeObject, ResourceDef } from '@kubeling/api';
 import {
   StatusError,
   badRequest,
+  field,
+  type FieldError,
   OPTIMISTIC_LOCK_MESSAGE,
   conflict,
   failure,
@@ -16,17 +18,18 @@ import {
   labelSelectorToString,
   methodNotAllowed,
   notFoundPath,
-  parseBool,
   rfc3339,
   successStatus,
   unsupportedMediaType,
 } from '@kubeling/apimachinery';
-import { q1, type Query, type RequestInfo } from './request-info.js';
+import { q1, queryBool, type Query, type RequestInfo } from './request-info.js';
 import { podLogs, podStream } from './kubelet-proxy.js';
-import { BODY_TYPES, PATCH_TYPES, checkObjectBody, encode, fieldValidationOf, mediaType, parseBody, wantsYaml, type FieldValidation } from './codec.js';
-import type { DeleteOptions, ListOptions, Store, WriteContext } from '../registry/store.js';
+import { BODY_TYPES, BodySyntaxError, PATCH_TYPES, PROTOBUF_TYPE, YAML_TYPE, checkObjectBody, encode, fieldValidationOf, mediaType, negotiate, parseBody, parseBodyFull, summarizeBody, wantsYaml, type FieldValidation } from './codec.js';
+import type { DeleteOptions, Store, WriteContext } from '../registry/store.js';
 import type { EtcdStorage } from '../storage/etcd.js';
 import { WatchStream } from './watch.js';
+import { int64Param, invalidOptions, listQuery } from './options.js';
+import { parseResourceVersion } from '../registry/versions.js';
 import { applyPatch } from './patch.js';
 import { apply, managerFromUserAgent } from '../fieldmanager/index.js';
 import type { Attributes, Authenticator, Authorizer, RbacAuthorizer, ServiceAccountTokens, UserInfo } from '../auth/index.js';
@@ -65,33 +68,32 @@ function send(c: HandlerContext, code: number, body: unknown, warnings: string[]
   return c.reply.code(code).type(contentType).send(payload);
 }
 
-function intParam(q: Query, k: string): number | undefined {
-  const v = q1(q, k);
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw badRequest(`invalid value for ${k}: ${JSON.stringify(v)}`);
-  return Number(v);
+const OPTIONS_KIND: Record<string, string> = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' };
+
+/** dryRun values as ValidateDryRun checks them. */
+function dryRunErrors(values: unknown[]): FieldError[] {
+  return values.some((v) => v !== 'All') ? [field.notSupported('dryRun', values, ['All'])] : [];
 }
 
-function listOptions(q: Query): ListOptions {
-  return {
-    labelSelector: q1(q, 'labelSelector'),
-    fieldSelector: q1(q, 'fieldSelector'),
-    limit: intParam(q, 'limit'),
-    continue: q1(q, 'continue'),
-    resourceVersion: q1(q, 'resourceVersion'),
-    resourceVersionMatch: q1(q, 'resourceVersionMatch'),
-  };
-}
-
-function writeContext(q: Query, userAgent?: string, user?: UserInfo): WriteContext {
+/** The write's options (dryRun, fieldManager), checked as upstream's Validate{Create,Update,Patch}Options. */
+function writeContext(c: HandlerContext): WriteContext {
+  const q = c.req.query as Query;
   const dry = q.dryRun;
   const values = Array.isArray(dry) ? dry : dry !== undefined ? [dry] : [];
-  for (const v of values) if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
   const fm = q1(q, 'fieldManager');
-  if (fm !== undefined && (fm.length > 128 || /[^\x20-\x7e]/.test(fm))) {
-    throw failure('Invalid', `fieldManager: Invalid value: "${fm}": must be at most 128 printable characters`);
+  const errs = dryRunErrors(values);
+  if (fm !== undefined) {
+    if (fm.length > 128) errs.push(field.tooLong('fieldManager', fm, 128));
+    let i = 0;
+    for (const ch of fm) {
+      const cp = ch.codePointAt(0)!;
+      if (/[\p{C}\p{Z}]/u.test(ch) && ch !== ' ') errs.push(field.invalid('fieldManager', fm, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${i})`));
+      i += Buffer.byteLength(ch);
+    }
   }
-  return { dryRun: values.length > 0, warnings: [], fieldManager: fm || managerFromUserAgent(userAgent), ...(user ? { user: { name: user.name, groups: user.groups } } : {}) };
+  if (errs.length) throw invalidOptions(OPTIONS_KIND[c.req.method] ?? 'CreateOptions', errs);
+  const user = c.req.user;
+  return { dryRun: values.length > 0, warnings: [], fieldManager: fm || managerFromUserAgent(c.req.headers['user-agent']), ...(user ? { user: { name: user.name, groups: user.groups } } : {}) };
 }
 
 export async function handleResource(c: HandlerContext): Promise<unknown> {
@@ -99,7 +101,11 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
   const q = c.req.query as Query;
   if (def.namespaced === false && c.req.url.includes('/namespaces/') && def.resource !== 'namespaces') throw notFoundPath();
   if (info.subresource && !def.subresources[info.subresource]) throw notFoundPath();
+  negotiate(c.req.headers.accept);
   const verb = info.verb;
+  // PUT and PATCH name an object; POST makes one in a collection (or acts on a subresource).
+  if (!info.name && (verb === 'update' || verb === 'patch')) throw methodNotAllowed();
+  if (info.name && verb === 'create' && !info.subresource) throw methodNotAllowed();
   if (def.namespaced && !info.namespace && !['list', 'watch'].includes(verb)) {
     // Only list and watch exist across all namespaces.
     throw info.name ? notFoundPath() : methodNotAllowed();
@@ -120,7 +126,7 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       return send(c, 200, obj);
     }
     case 'list': {
-      const list = await store.list(ns, listOptions(q));
+      const list = await store.list(ns, listQuery(q, false));
       const table = tableWanted(c.req.headers.accept);
       if (table) return send(c, 200, toTable(def.group, def.resource, list.items, list.metadata, includeObject(q), true, table));
       return send(c, 200, list);
@@ -128,14 +134,15 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
     case 'watch':
       return watch(c, store, ns);
     case 'create': {
-      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
+      const ctx = writeContext(c);
       const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
       checkNamespace(obj, ns);
       const created = await store.create(ns, obj, ctx);
+      if (created.metadata.name) c.req.objectName = created.metadata.name;
       return send(c, 201, created, warnings);
     }
     case 'update': {
-      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
+      const ctx = writeContext(c);
       const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
       checkNamespace(obj, ns);
       checkName(obj, info.name);
@@ -143,12 +150,12 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       return send(c, res.created ? 201 : 200, res.obj, warnings);
     }
     case 'patch': {
-      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
+      const ctx = writeContext(c);
       const res = await patch(c, store, ns, undefined, ctx);
       return send(c, res.created ? 201 : 200, res.obj, ctx.warnings);
     }
     case 'delete': {
-      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
+      const ctx = writeContext(c);
       const opts = deleteOptions(c);
       if (opts.dryRun?.length) ctx.dryRun = true;
       const { obj, deleted } = await store.delete(ns, info.name, opts, ctx);
@@ -158,10 +165,10 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       return send(c, !deleted && opts.orphanDependents === false ? 202 : 200, obj);
     }
     case 'deletecollection': {
-      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
+      const ctx = writeContext(c);
       const opts = deleteOptions(c);
       if (opts.dryRun?.length) ctx.dryRun = true;
-      return send(c, 200, await store.deleteCollection(ns, listOptions(q), opts, ctx));
+      return send(c, 200, await store.deleteCollection(ns, listQuery(q, false), opts, ctx));
     }
     default:
       throw methodNotAllowed();
@@ -175,12 +182,33 @@ function includeObject(q: Query): IncludeObject {
   throw badRequest(`includeObject: Unsupported value: "${v}": supported values: "Metadata", "None", "Object"`);
 }
 
+const GO_TYPEMETA = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
+
+/**
+ * The body of a create or update as an object of `def`'s kind: a body that does
+ * not parse, or is no object, is 400 `the object provided is unrecognized (must
+ * be of type Pod): ...` with the start of the body, as upstream's decoder says it.
+ */
 function decodeObject(c: HandlerContext, def: ResourceDef, validation: FieldValidation, kind = def.kind) {
   const ct = c.req.headers['content-type'] ?? 'application/json';
   const mt = mediaType(ct);
   if (!BODY_TYPES.includes(mt) && mt !== '') throw unsupportedMediaType(ct, ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
-  const body = parseBody(c.req.body as Buffer | undefined, ct);
-  return checkObjectBody(def, body, validation, kind);
+  const raw = c.req.body as Buffer | undefined;
+  const unrecognized = (why: string) => badRequest(`the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(raw)})`);
+  const json = mt !== YAML_TYPE && mt !== PROTOBUF_TYPE;
+  let parsed;
+  try {
+    parsed = parseBodyFull(raw, ct);
+  } catch (e) {
+    if (e instanceof BodySyntaxError) throw unrecognized(json ? `couldn't get version/kind; json parse error: ${e.detail}` : e.detail);
+    throw e;
+  }
+  const body = parsed.value;
+  if (body !== null && body !== undefined && !isPlainObject(body)) {
+    const got = Array.isArray(body) ? 'array' : typeof body === 'boolean' ? 'bool' : typeof body;
+    throw unrecognized(`couldn't get version/kind; json parse error: json: cannot unmarshal ${got} into Go value of type ${GO_TYPEMETA}`);
+  }
+  return checkObjectBody(def, body ?? {}, validation, kind, parsed.numberText);
 }
 
 function checkNamespace(obj: KubeObject, ns: string | undefined): void {
@@ -197,56 +225,86 @@ function checkName(obj: KubeObject, name: string): void {
   obj.metadata.name = name;
 }
 
+/** Kinds meta/v1 registers beside DeleteOptions: a body of one of them does not convert. */
+const META_KINDS = new Set(['Status', 'APIVersions', 'APIGroupList', 'APIGroup', 'APIResourceList', 'ListOptions', 'GetOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'WatchEvent', 'Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
+const DELETE_FIELDS: Record<string, string> = { gracePeriodSeconds: 'int64', propagationPolicy: 'string', orphanDependents: 'bool', dryRun: '[]string', preconditions: 'v1.Preconditions', ignoreStoreReadErrorWithClusterBreakingPotential: 'bool' };
+
+const goJsonKind = (v: unknown): string => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v === 'object' ? 'object' : typeof v);
+
+/**
+ * The DeleteOptions of a DELETE: from the body when there is one (JSON or YAML
+ * of kind DeleteOptions), else from the query; 400 for a body that is no
+ * DeleteOptions, 422 for options that break ValidateDeleteOptions.
+ */
 function deleteOptions(c: HandlerContext): DeleteOptions {
   const q = c.req.query as Query;
-  let body: Record<string, unknown> = {};
+  let body: Record<string, unknown> | undefined;
   const raw = c.req.body as Buffer | undefined;
   if (raw && raw.length) {
     const parsed = parseBody(raw, c.req.headers['content-type'] ?? 'application/json');
-    if (parsed !== null && !isPlainObject(parsed)) throw badRequest('DeleteOptions must be a JSON object');
-    body = (parsed ?? {}) as Record<string, unknown>;
-  }
-  const out: DeleteOptions = {};
-  const grace = body.gracePeriodSeconds ?? intParam(q, 'gracePeriodSeconds');
-  if (grace !== undefined && grace !== null) {
-    if (typeof grace !== 'number' || !Number.isInteger(grace)) throw badRequest('gracePeriodSeconds must be an integer');
-    out.gracePeriodSeconds = grace;
-  }
-  const policy = (body.propagationPolicy as string | undefined) ?? q1(q, 'propagationPolicy');
-  if (policy !== undefined && policy !== null) {
-    if (!['Orphan', 'Background', 'Foreground'].includes(policy)) {
-      throw badRequest(`propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+    if (parsed !== null) {
+      if (!isPlainObject(parsed)) {
+        throw badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goJsonKind(parsed)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
+      }
+      const kind = parsed.kind;
+      if (kind !== undefined && kind !== '' && kind !== 'DeleteOptions') {
+        const version = typeof parsed.apiVersion === 'string' && parsed.apiVersion ? parsed.apiVersion.split('/').pop() : 'v1';
+        if (META_KINDS.has(String(kind))) throw badRequest(`converting (v1.${String(kind)}) to (v1.DeleteOptions): unknown conversion`);
+        throw badRequest(`no kind ${field.goQuote(String(kind))} is registered for version ${field.goQuote(version ?? 'v1')} in scheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:27"`);
+      }
+      for (const [k, type] of Object.entries(DELETE_FIELDS)) {
+        const v = parsed[k];
+        if (v === undefined || v === null) continue;
+        const ok =
+          type === 'int64' ? typeof v === 'number' && Number.isSafeInteger(v) :
+          type === 'string' ? typeof v === 'string' :
+          type === 'bool' ? typeof v === 'boolean' :
+          type === '[]string' ? Array.isArray(v) && v.every((x) => typeof x === 'string') :
+          isPlainObject(v) && ['uid', 'resourceVersion'].every((f) => (v as Record<string, unknown>)[f] === undefined || (v as Record<string, unknown>)[f] === null || typeof (v as Record<string, unknown>)[f] === 'string');
+        if (!ok) {
+          const got = type === 'int64' && typeof v === 'number' ? `number ${v}` : type === '[]string' && Array.isArray(v) ? goJsonKind(v.find((x) => typeof x !== 'string')) : goJsonKind(v);
+          throw badRequest(`json: cannot unmarshal ${got} into Go struct field DeleteOptions.${k} of type ${type}`);
+        }
+      }
+      body = parsed;
     }
+  }
+  const src = body ?? {
+    gracePeriodSeconds: int64Param(q, 'gracePeriodSeconds'),
+    propagationPolicy: q1(q, 'propagationPolicy'),
+    orphanDependents: queryBool(q.orphanDependents),
+    dryRun: q.dryRun === undefined ? undefined : Array.isArray(q.dryRun) ? q.dryRun : [q.dryRun],
+  };
+  const out: DeleteOptions = {};
+  const errs: FieldError[] = [];
+  if (typeof src.gracePeriodSeconds === 'number') out.gracePeriodSeconds = src.gracePeriodSeconds;
+  const policy = src.propagationPolicy;
+  const orphan = src.orphanDependents;
+  if (typeof orphan === 'boolean' && typeof policy === 'string') errs.push(field.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
+  if (typeof policy === 'string') {
+    if (!['Orphan', 'Background', 'Foreground'].includes(policy)) errs.push(field.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan', 'nil']));
     out.propagationPolicy = policy;
   }
-  const orphan = body.orphanDependents ?? (q1(q, 'orphanDependents') !== undefined ? parseBool(q1(q, 'orphanDependents')) : undefined);
-  if (typeof orphan === 'boolean') {
-    if (out.propagationPolicy) throw badRequest('orphanDependents: Invalid value: true: orphanDependents and deletionPropagation cannot be both set');
-    out.orphanDependents = orphan;
+  if (typeof orphan === 'boolean') out.orphanDependents = orphan;
+  if (isPlainObject(src.preconditions)) out.preconditions = src.preconditions as DeleteOptions['preconditions'];
+  if (Array.isArray(src.dryRun)) {
+    errs.push(...dryRunErrors(src.dryRun));
+    out.dryRun = src.dryRun as string[];
   }
-  if (isPlainObject(body.preconditions)) out.preconditions = body.preconditions as DeleteOptions['preconditions'];
-  const dry = body.dryRun ?? q.dryRun;
-  if (dry !== undefined) {
-    const values = Array.isArray(dry) ? dry : [dry];
-    for (const v of values) if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${String(v)}": supported values: "All"`);
-    out.dryRun = values as string[];
-  }
+  if (errs.length) throw invalidOptions('DeleteOptions', errs);
   return out;
 }
 
 async function watch(c: HandlerContext, store: Store, ns: string | undefined) {
   const q = c.req.query as Query;
-  const opts = listOptions(q);
-  const timeoutParam = intParam(q, 'timeoutSeconds');
+  const opts = listQuery(q, true);
+  // A watch of one object (the /watch/ paths with a name) is a watch of its name.
+  if (c.info.name) opts.fieldSelector = [`metadata.name=${c.info.name}`, ...(opts.fieldSelector ? [opts.fieldSelector] : [])].join(',');
+  const timeoutParam = opts.timeoutSeconds;
   const min = c.opts.minRequestTimeoutSeconds;
   const timeoutSeconds = timeoutParam && timeoutParam > 0 ? timeoutParam : min + Math.floor(Math.random() * min);
-  const sendInitial = parseBool(q1(q, 'sendInitialEvents'));
-  if (sendInitial !== undefined && opts.resourceVersionMatch !== 'NotOlderThan') {
-    throw badRequest('sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan');
-  }
-  if (opts.resourceVersionMatch && sendInitial === undefined) {
-    throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
-  }
+  const sendInitial = opts.sendInitialEvents === true;
+  parseResourceVersion(opts.resourceVersion); // 400 before the stream starts
   store.filter(opts); // 400 on bad selectors before the stream starts
   c.reply.hijack();
   const typeMeta = { apiVersion: c.def.group ? `${c.def.group}/${c.def.version}` : c.def.version, kind: c.def.kind };
@@ -256,7 +314,7 @@ async function watch(c: HandlerContext, store: Store, ns: string | undefined) {
   const cacheable = !store.strategy.toExternal && !table;
   const stream = new WatchStream(c.req.raw, c.reply.raw, {
     timeoutSeconds,
-    bookmarks: parseBool(q1(q, 'allowWatchBookmarks')) === true,
+    bookmarks: opts.allowWatchBookmarks,
     bookmarkIntervalMs: c.opts.bookmarkIntervalMs,
     encode: (obj, ev) => {
       if (table) {
@@ -301,7 +359,7 @@ async function handleSubresource(c: HandlerContext, store: Store, ns: string | u
     case 'status':
     case 'finalize': {
       if (verb === 'get') return send(c, 200, await store.get(ns, info.name));
-      const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
+      const ctx = writeContext(c);
       if (verb === 'patch') {
         const res = await patch(c, store, ns, sub, ctx);
         return send(c, 200, res.obj, ctx.warnings);
@@ -333,7 +391,17 @@ async function patch(c: HandlerContext, store: Store, ns: string | undefined, su
   const ct = c.req.headers['content-type'] ?? '';
   const mt = mediaType(ct);
   if (!(PATCH_TYPES as readonly string[]).includes(mt)) throw unsupportedMediaType(ct, [...PATCH_TYPES]);
-  const patchBody = parseBody(c.req.body as Buffer | undefined, ct);
+  let patchBody: unknown;
+  try {
+    patchBody = parseBody(c.req.body as Buffer | undefined, ct);
+  } catch (e) {
+    // As upstream words it: the decoder's error for a strategic merge patch, with a prefix for the others.
+    if (e instanceof BodySyntaxError) {
+      if (mt === APPLY_TYPE) throw badRequest(`error decoding YAML: ${e.detail}`);
+      throw badRequest(mt === 'application/strategic-merge-patch+json' ? e.detail : `error decoding patch: ${e.detail}`);
+    }
+    throw e;
+  }
   const validation = fieldValidationOf(q1(q, 'fieldValidation'));
   const force = q1(q, 'force');
   if (mt === APPLY_TYPE) return serverSideApply(c, store, ns, subresource, ctx, patchBody, validation, force === 'true');
@@ -343,7 +411,10 @@ async function patch(c: HandlerContext, store: Store, ns: string | undefined, su
     c.info.name,
     (cur) => {
       const patched = applyPatch(mt, cur, patchBody, c.def.schema);
-      const { obj, warnings } = checkObjectBody(c.def, patched, validation);
+      // A patched object that does not decode is the patch's fault: 422 as upstream's patcher says it.
+      const { obj, warnings } = checkObjectBody(c.def, patched, validation, c.def.kind, undefined, (text) =>
+        failure('Invalid', ` "" is invalid: patch: Invalid value: ${field.goQuote(JSON.stringify(patchBody))}: ${text}`, { causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${field.goQuote(JSON.stringify(patchBody))}: ${text}`, field: 'patch' }] }),
+      );
       ctx.warnings?.push(...warnings);
       return obj;
     },
@@ -442,9 +513,8 @@ function scaleOf(def: ResourceDef, obj: KubeObject) {
 
 async function scale(c: HandlerContext, store: Store, ns: string | undefined) {
   const { info, def } = c;
-  const q = c.req.query as Query;
   if (info.verb === 'get') return send(c, 200, scaleOf(def, await store.get(ns, info.name)));
-  const ctx = writeContext(q, c.req.headers['user-agent'], c.req.user);
+  const ctx = writeContext(c);
   let patchType: string | undefined;
   let body: unknown;
   const ct = c.req.headers['content-type'] ?? 'application/json';
@@ -531,7 +601,7 @@ async function bindPod(c: HandlerContext, store: Store, ns: string | undefined, 
     if (i >= 0) conds[i] = cond;
     else conds.push(cond);
     return next;
-  }, { subresource: 'binding-internal', ctx: writeContext(c.req.query as Query, c.req.headers['user-agent'], c.req.user) });
+  }, { subresource: 'binding-internal', ctx: writeContext(c) });
   return send(c, 201, successStatus());
 }
 

@@ -23,7 +23,6 @@ import {
   alreadyExists,
   badRequest,
   conflict,
-  expired,
   failure,
   fieldErrorBody,
   invalid,
@@ -35,18 +34,20 @@ import {
   parseLabelSelector,
   randomSuffix,
   rfc3339,
-  timeoutError,
   tooOldResourceVersion,
   validateObjectMeta,
   validateObjectMetaUpdate,
   nameIsDNSSubdomain,
 } from '@kubeling/apimachinery';
 import { type Cacher, type Filter, type WatchSink, watchEtcd } from '../storage/cacher.js';
-import { type EtcdStorage, type StoredObject, StorageCompacted, StorageConflict, StorageKeyExists, prefixEnd } from '../storage/etcd.js';
+import { type EtcdStorage, type StoredObject, StorageCompacted, StorageConflict, StorageFutureRevision, StorageKeyExists, prefixEnd } from '../storage/etcd.js';
 import { admit, validate, type MutatingAdmission, type ValidatingAdmission } from '../admission/index.js';
 import { trackUpdate, type FieldContext, type ManagedFieldsEntry } from '../fieldmanager/index.js';
 import type { SchemaNode } from '../fieldmanager/fieldset.js';
 import type { Strategy } from './strategy.js';
+import { continueExpired, decodeContinue, encodeContinue, parseResourceVersion, tooLarge } from './versions.js';
+
+export { decodeContinue, encodeContinue } from './versions.js';
 
 export interface WriteContext {
   dryRun?: boolean;
@@ -83,29 +84,6 @@ export interface NamespaceGate {
 }
 
 const MAX_RETRIES = 16;
-
-interface ContinueToken {
-  v: string;
-  rv: number;
-  start: string;
-}
-
-export function encodeContinue(rv: number, start: string): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv, start } satisfies ContinueToken)).toString('base64url');
-}
-
-export function decodeContinue(token: string): ContinueToken {
-  try {
-    const t = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as ContinueToken;
-    if (t.v !== 'meta.k8s.io/v1' || typeof t.rv !== 'number' || typeof t.start !== 'string' || t.start.includes('..') || t.start.startsWith('/')) throw new Error();
-    return t;
-  } catch {
-    throw badRequest('invalid continue token');
-  }
-}
-
-const CONTINUE_EXPIRED =
-  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue value from the response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 export class Store {
   readonly gr: GroupResource;
@@ -190,10 +168,16 @@ export class Store {
   // ---- reads ---------------------------------------------------------------
 
   async get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KubeObject> {
+    const rv = parseResourceVersion(resourceVersion);
     if (resourceVersion === '0') {
       await this.cacher.ready();
       const hit = this.cacher.get(this.key(namespace, name));
       if (hit) return this.external(hit.obj);
+    }
+    if (rv.n > 0) {
+      // Not older than rv: a read from etcd is, unless etcd has not reached it.
+      const current = await this.storage.currentRevision();
+      if (rv.n > current) throw tooLarge(rv, current);
     }
     const cur = await this.storage.get(this.key(namespace, name));
     if (!cur) throw notFound(this.gr, name);
@@ -245,36 +229,34 @@ export class Store {
     const keyPrefix = this.collectionPrefix(namespace);
     const rvParam = opts.resourceVersion;
     const match = opts.resourceVersionMatch;
-    if (match && match !== 'Exact' && match !== 'NotOlderThan') {
-      throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+    // The options themselves were checked by the HTTP layer (ValidateListOptions); these are storage's checks.
+    const rv = parseResourceVersion(rvParam);
+    const rvNum = rv.n;
+    let cont: { start: string; rv: number } | undefined;
+    if (opts.continue) {
+      cont = decodeContinue(opts.continue);
+      if (rvParam && rvParam !== '0') throw badRequest('specifying resource version is not allowed when using continue');
     }
-    if (match && !rvParam) throw badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
-    if (opts.continue && rvParam && rvParam !== '0') {
-      throw badRequest('specifying resource version is not allowed when using continue');
-    }
-    const rvNum = rvParam && rvParam !== '0' ? parseRV(rvParam) : 0;
-    if (match === 'Exact' && rvNum === 0) throw badRequest('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
 
     // Served from the watch cache: resourceVersion=0, or NotOlderThan a revision the cache has reached.
-    if (!opts.continue && (rvParam === '0' || (rvNum > 0 && match !== 'Exact' && rvNum <= this.cacher.rev))) {
+    if (!cont && (rvParam === '0' || (rvNum > 0 && match !== 'Exact' && rvNum <= this.cacher.rev))) {
       await this.cacher.ready();
       if (rvNum <= this.cacher.rev) {
         const { items, rev } = this.cacher.list(keyPrefix, filter);
         return this.listOf(items, String(rev));
       }
     }
-    if (rvNum > 0 && match !== 'Exact') {
+    if (rvNum > 0 && (match !== 'Exact' || rvNum > Number.MAX_SAFE_INTEGER)) {
       // Not older than rvNum: a consistent read satisfies it, unless the store has not reached it.
       const current = await this.storage.currentRevision();
-      if (rvNum > current) throw timeoutError(`Too large resource version: ${rvNum}, current: ${current}`, 1);
+      if (rvNum > current) throw tooLarge(rv, current);
     }
 
     let atRev = match === 'Exact' ? rvNum : 0;
     let from = keyPrefix;
-    if (opts.continue) {
-      const t = decodeContinue(opts.continue);
-      atRev = t.rv;
-      from = keyPrefix + t.start;
+    if (cont) {
+      atRev = cont.rv > 0 ? cont.rv : 0;
+      from = keyPrefix + cont.start;
     }
     const end = prefixEnd(keyPrefix);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
@@ -312,9 +294,10 @@ export class Store {
       }
     } catch (e) {
       if (e instanceof StorageCompacted) {
-        if (opts.continue) throw expired(CONTINUE_EXPIRED);
+        if (cont) continueExpired(cont.start);
         throw tooOldResourceVersion(rvNum, this.storage.compactedRevision || rvNum);
       }
+      if (e instanceof StorageFutureRevision) throw tooLarge(e.requested, e.current);
       throw e;
     }
     const list = this.listOf(items, String(rev));
@@ -343,7 +326,8 @@ export class Store {
     const keyPrefix = this.collectionPrefix(namespace);
     await this.cacher.ready();
     if (initialEvents) return this.watchList(keyPrefix, filter, sink, initialEvents.notOlderThan);
-    const rv = opts.resourceVersion && opts.resourceVersion !== '0' ? parseRV(opts.resourceVersion) : undefined;
+    const parsed = parseResourceVersion(opts.resourceVersion);
+    const rv = parsed.n > 0 ? parsed.n : undefined;
     const stop = this.cacher.watch(keyPrefix, rv, filter, sink);
     if (stop) return stop;
     if (rv !== undefined && rv <= this.storage.compactedRevision) {
@@ -365,10 +349,11 @@ export class Store {
    * with a resourceVersion the cache has not reached yet.
    */
   private async watchList(keyPrefix: string, filter: Filter, sink: WatchSink, notOlderThan: string | undefined): Promise<() => void> {
-    const min = notOlderThan === undefined ? undefined : notOlderThan === '0' ? 0 : parseRV(notOlderThan);
+    const parsed = notOlderThan === undefined ? undefined : parseResourceVersion(notOlderThan);
+    const min = parsed?.n;
     if (min !== undefined && min <= this.cacher.rev) return this.cacher.watch(keyPrefix, undefined, filter, sink)!;
     const current = await this.storage.currentRevision();
-    if (min !== undefined && min > current) throw timeoutError(`Too large resource version: ${min}, current: ${current}`, 1);
+    if (min !== undefined && min > current) throw tooLarge(parsed!, current);
     const { items } = await this.storage.rangeAll(keyPrefix, prefixEnd(keyPrefix), { revision: current });
     for (const it of items) if (filter(it.obj)) sink.event('ADDED', it.obj, { type: 'ADDED', key: it.key!, obj: it.obj, prev: undefined, rev: it.rev });
     const stop = this.cacher.watch(keyPrefix, current, filter, sink);
@@ -666,11 +651,6 @@ export class Store {
 export function storagePrefix(def: ResourceDef): string {
   const s = storageOf(def);
   return `/registry/${s.resource}/`;
-}
-
-function parseRV(v: string): number {
-  if (!/^\d+$/.test(v)) throw badRequest(`invalid resource version: ${JSON.stringify(v)}`);
-  return Number(v);
 }
 
 function stripTypeMeta(o: KubeObject): KubeObject {

@@ -59,6 +59,16 @@ export class StorageRequestTooLarge extends StatusError {
   }
 }
 
+/** The requested revision is ahead of etcd's current one. */
+export class StorageFutureRevision extends Error {
+  constructor(
+    readonly requested: number,
+    readonly current: number,
+  ) {
+    super(`revision ${requested} is a future revision (current ${current})`);
+  }
+}
+
 /** The requested revision has been compacted away. */
 export class StorageCompacted extends Error {
   constructor(
@@ -232,6 +242,7 @@ export class EtcdStorage {
       return { items, rev: Number(res.header.revision), more: res.more, count };
     } catch (e) {
       if (isCompactedError(e)) throw new StorageCompacted(opts.revision ?? 0, this.compactedRevision);
+      if (/future revision/.test(String((e as Error)?.message))) throw new StorageFutureRevision(opts.revision ?? 0, await this.currentRevision());
       throw e;
     }
   }
