@@ -39,7 +39,7 @@ let kubelet: Kubelet | undefined;
 const client = new RestClient(config);
 try {
   await waitFor(async () => existsSync(sock), 60_000, 'runtime');
-  kubelet = new Kubelet({ config, nodeName: 'bench-exec', runtimeEndpoint: `unix://${sock}`, rootDir: join(dir, 'node'), port: 0, log: pino({ level: 'silent' }), statusUpdateMs: 1000, leaseRenewMs: 1000 });
+  kubelet = new Kubelet({ config, nodeName: 'bench-exec', runtime: `unix://${sock}`, rootDir: join(dir, 'node'), port: 0, log: pino({ level: 'silent' }), statusUpdateMs: 1000, leaseRenewMs: 1000 });
   await kubelet.start();
   await client.post('/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }).catch(() => undefined);
   await client.post('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sh' }, spec: { nodeName: 'bench-exec', automountServiceAccountToken: false, containers: [{ name: 'sh', image: 'busybox', command: ['sleep', '3600'] }] } });

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Kubelet } from '@kubeling/kubelet';
+import { KubelingRuntime } from '@kubeling/runtime';
 
 const { values } = parseArgs({ options: { master: { type: 'string' }, count: { type: 'string', default: '100' }, dir: { type: 'string' }, qps: { type: 'string', default: '20' } } });
 const count = Number(values.count);
@@ -21,8 +22,7 @@ async function main(): Promise<void> {
       const k = new Kubelet({
         config,
         nodeName: `hollow-${n}`,
-        runtimeEndpoint: 'hollow',
-        podCIDR: `127.4.${n % 256}.0/24`,
+        runtime: new KubelingRuntime({ backend: 'hollow', root: join(values.dir!, `hollow-${n}`, 'runtime'), podCIDR: `127.4.${n % 256}.0/24` }),
         rootDir: join(values.dir!, `hollow-${n}`),
         port: 0,
         capacity: { cpu: '32', memory: '128Gi', pods: '110' },

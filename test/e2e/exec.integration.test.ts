@@ -59,7 +59,7 @@ before(async () => {
   kubelet = new Kubelet({
     config: { server: env.url, namespace: 'default', ca: Buffer.from(env.pki!.caPem), cert: Buffer.from(node.certPem), key: Buffer.from(node.keyPem), insecureSkipTLSVerify: false },
     nodeName: 'exec-1',
-    runtimeEndpoint: `unix://${sock}`,
+    runtime: `unix://${sock}`,
     rootDir: join(dir, 'exec-1'),
     port: 0,
     tls: { cert: serving.certPem, key: serving.keyPem, clientCA: kubeletCA.certPem },

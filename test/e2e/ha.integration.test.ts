@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Kubelet } from '@kubeling/kubelet';
+import { KubelingRuntime } from '@kubeling/runtime';
 import { freePort, nodeArgs, packageMain, request, startEtcdCluster, stopChild, waitFor, type EtcdCluster } from '@kubeling/testenv';
 
 type Obj = Record<string, any>;
@@ -24,6 +25,7 @@ let dir: string;
 const apis: string[] = [];
 const children: ChildProcess[] = [];
 const kubelets: Kubelet[] = [];
+const runtimes: KubelingRuntime[] = [];
 const byPid = new Map<number, ChildProcess>();
 
 function start(pkg: string, args: string[]): ChildProcess {
@@ -49,13 +51,16 @@ before(async () => {
     start('scheduler', [`--master=${apis[i]}`, ...LEADER]);
   }
   for (const [i, node] of ['ha-1', 'ha-2'].entries()) {
-    const k = new Kubelet({ config: { server: apis[i]!, namespace: 'default', insecureSkipTLSVerify: false }, nodeName: node, runtimeEndpoint: 'hollow', podCIDR: `127.8.${i + 1}.0/24`, rootDir: join(dir, node), port: 0, capacity: { cpu: '8', memory: '16Gi', pods: '50' }, log: pino({ level: 'silent' }), leaseRenewMs: 1000, statusUpdateMs: 1000 });
+    const runtime = new KubelingRuntime({ backend: 'hollow', root: join(dir, node, 'runtime'), podCIDR: `127.8.${i + 1}.0/24` });
+    runtimes.push(runtime);
+    const k = new Kubelet({ config: { server: apis[i]!, namespace: 'default', insecureSkipTLSVerify: false }, nodeName: node, runtime, rootDir: join(dir, node), port: 0, capacity: { cpu: '8', memory: '16Gi', pods: '50' }, log: pino({ level: 'silent' }), leaseRenewMs: 1000, statusUpdateMs: 1000 });
     await k.start();
     kubelets.push(k);
   }
 });
 after(async () => {
   for (const k of kubelets) await k.stop();
+  for (const r of runtimes) await r.shutdown();
   for (const c of children.reverse()) await stopChild(c);
   await etcd?.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -62,7 +62,7 @@ before(async () => {
     const rt = new KubelingRuntime({ backend: 'process', root: join(dir, `rt-${i}`), podCIDR: `127.7.${i + 1}.0/24` });
     const endpoint = `unix://${join(dir, `rt-${i}.sock`)}`;
     runtimes.push({ rt, server: await serveCri(rt, endpoint) });
-    const k = new Kubelet({ config: await identity(`system:node:${node}`, ['system:nodes']), nodeName: node, runtimeEndpoint: endpoint, rootDir: join(dir, node), port: 0, capacity: { cpu: '4', memory: '8Gi', pods: '20' }, log: pino({ level: 'silent' }) });
+    const k = new Kubelet({ config: await identity(`system:node:${node}`, ['system:nodes']), nodeName: node, runtime: endpoint, rootDir: join(dir, node), port: 0, capacity: { cpu: '4', memory: '8Gi', pods: '20' }, log: pino({ level: 'silent' }) });
     await k.start();
     kubelets.push(k);
   }

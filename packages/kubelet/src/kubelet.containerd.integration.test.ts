@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import { containerdUnavailable, startContainerd, type Containerd } from '@kubeling/testenv';
-import { lifecycleSuite } from './lifecycle-suite.js';
+import { lifecycleSuite } from '../test/lifecycle-suite.js';
 
 const why = containerdUnavailable();
 if (why) {

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { serveCri, type CriServer } from '@kubeling/cri';
 import { KubelingRuntime } from '@kubeling/runtime';
-import { lifecycleSuite } from './lifecycle-suite.js';
+import { lifecycleSuite } from '../test/lifecycle-suite.js';
 
 lifecycleSuite(async (dir) => {
   const servers: CriServer[] = [];

@@ -2,15 +2,14 @@
  * The kubelet: registers its Node, keeps the Lease and status fresh, watches
  * only its pods (`spec.nodeName=<node>`), runs a worker per pod, and relists
  * the runtime every second (a polling PLEG) so container exits reach the pods'
- * workers. It talks to the runtime only through CRI — over gRPC, or in-process
- * for the hollow runtime.
+ * workers. It talks to the runtime only through CRI: over gRPC to the
+ * endpoint it is given, or to a runtime its caller built in the same process
+ * (the hollow kubelets of the scale benchmark).
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
 import { EventRecorder, Informer, RestClient, type ClientConfig } from '@kubeling/client';
 import { GrpcRuntime, type CriRuntime } from '@kubeling/cri';
-import { KubelingRuntime } from '@kubeling/runtime';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { defaultCapacity, NodeManager } from './node.js';
@@ -22,10 +21,8 @@ export interface KubeletOptions {
   config: ClientConfig;
   nodeName: string;
   nodeIP?: string;
-  /** `unix:///path` of a CRI server, or 'hollow' for the in-process runtime without processes. */
-  runtimeEndpoint: string;
-  /** Pod CIDR for the in-process hollow runtime. */
-  podCIDR?: string;
+  /** The CRI runtime: `unix:///path` of a CRI server, or a runtime in this process, owned by the caller. */
+  runtime: string | CriRuntime;
   rootDir: string;
   maxPods?: number;
   labels?: Record<string, string>;
@@ -64,7 +61,7 @@ export class Kubelet {
 
   constructor(private readonly o: KubeletOptions) {
     this.client = new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: `kubelet/v1.32.0 (kubeling) ${o.nodeName}` });
-    this.runtime = o.runtimeEndpoint === 'hollow' ? new KubelingRuntime({ backend: 'hollow', root: join(o.rootDir, 'runtime'), podCIDR: o.podCIDR ?? '127.4.0.0/16' }) : new GrpcRuntime(o.runtimeEndpoint);
+    this.runtime = typeof o.runtime === 'string' ? new GrpcRuntime(o.runtime) : o.runtime;
     const nodeIP = o.nodeIP ?? '127.0.0.1';
     mkdirSync(o.rootDir, { recursive: true });
     this.node = new NodeManager({
@@ -173,7 +170,7 @@ export class Kubelet {
     this.pods.close();
     await this.server.stop();
     this.client.close();
-    this.runtime.close?.();
-    if (this.runtime instanceof KubelingRuntime) await this.runtime.shutdown();
+    // A runtime given as an object is its caller's to stop.
+    if (typeof this.o.runtime === 'string') this.runtime.close?.();
   }
 }

@@ -4,12 +4,10 @@
  *   --node-name=NAME            (default: the hostname)
  *   --kubeconfig=PATH | --master=URL
  *   --container-runtime-endpoint=unix:///path/runtime.sock
- *   --runtime=remote|hollow     hollow: an in-process runtime without processes
  *   --root-dir=DIR              pod directories, logs (default .kubeling/kubelet/<node>)
  *   --max-pods=110 --node-labels=k=v,... --register-with-taints=k=v:NoSchedule,...
  *   --node-ip=127.0.0.1 --address=127.0.0.1 --port=10250
  *   --capacity=cpu=4,memory=8Gi  (overrides what the machine reports)
- *   --pod-cidr=127.4.0.0/16      (hollow runtime's pod IPs)
  *   --node-lease-duration-seconds=40 (renewed every quarter of it) --node-status-update-frequency=10 (seconds)
  *   --tls-cert-file=PEM --tls-private-key-file=PEM --client-ca-file=PEM   HTTPS with client certificates
  *   --authorization-mode=AlwaysAllow|Webhook   (Webhook: a SubjectAccessReview per request, cached)
@@ -50,7 +48,6 @@ async function main(): Promise<void> {
       kubeconfig: { type: 'string' },
       master: { type: 'string' },
       'container-runtime-endpoint': { type: 'string', default: 'unix:///run/kubeling/runtime.sock' },
-      runtime: { type: 'string', default: 'remote' },
       'root-dir': { type: 'string' },
       'max-pods': { type: 'string', default: '110' },
       'node-labels': { type: 'string' },
@@ -59,7 +56,6 @@ async function main(): Promise<void> {
       address: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string', default: '10250' },
       capacity: { type: 'string' },
-      'pod-cidr': { type: 'string' },
       'node-lease-duration-seconds': { type: 'string', default: '40' },
       'node-status-update-frequency': { type: 'string', default: '10' },
       'kube-api-qps': { type: 'string', default: '50' },
@@ -78,7 +74,6 @@ async function main(): Promise<void> {
   const tls = tlsFiles.every(Boolean) ? { cert: readFileSync(values['tls-cert-file']!, 'utf8'), key: readFileSync(values['tls-private-key-file']!, 'utf8'), clientCA: readFileSync(values['client-ca-file']!, 'utf8') } : undefined;
   const nodeName = values['node-name'] ?? NodeManager.defaultName();
   const log = pino({ level: values['log-level'], base: { component: 'kubelet', node: nodeName } });
-  if (values.runtime !== 'remote' && values.runtime !== 'hollow') throw new Error('--runtime must be remote or hollow');
   const kc = loadKubeConfig({ explicitPath: values.kubeconfig });
   const config = resolveClientConfig(kc, { server: values.master });
   const capacity = values.capacity ? { cpu: '4', memory: '8Gi', 'ephemeral-storage': '100Gi', ...pairs(values.capacity, '--capacity'), pods: values['max-pods']! } : undefined;
@@ -86,8 +81,7 @@ async function main(): Promise<void> {
     config,
     nodeName,
     nodeIP: values['node-ip']!,
-    runtimeEndpoint: values.runtime === 'hollow' ? 'hollow' : values['container-runtime-endpoint']!,
-    ...(values['pod-cidr'] ? { podCIDR: values['pod-cidr'] } : {}),
+    runtime: values['container-runtime-endpoint']!,
     rootDir: values['root-dir'] ?? join('.kubeling', 'kubelet', nodeName),
     maxPods: Number(values['max-pods']),
     labels: pairs(values['node-labels'], '--node-labels'),

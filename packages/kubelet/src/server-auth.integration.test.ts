@@ -15,11 +15,13 @@ import pino from 'pino';
 import { createCA, issue, type CA } from '@kubeling/pki';
 import { RestClient } from '@kubeling/client';
 import { startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+import { KubelingRuntime } from '@kubeling/runtime';
 import { Kubelet } from './kubelet.js';
 
 let env: TestEnv;
 let kubeletCA: CA;
 let kubelet: Kubelet;
+let runtime: KubelingRuntime | undefined;
 let dir: string;
 let admin: { certPem: string; keyPem: string };
 
@@ -47,8 +49,7 @@ before(async () => {
   kubelet = new Kubelet({
     config: { server: env.url, namespace: 'default', ca: Buffer.from(env.pki!.caPem), cert: Buffer.from(node.certPem), key: Buffer.from(node.keyPem), insecureSkipTLSVerify: false },
     nodeName: 'secure-1',
-    runtimeEndpoint: 'hollow',
-    podCIDR: '127.9.1.0/24',
+    runtime: (runtime = new KubelingRuntime({ backend: 'hollow', root: join(dir, 'secure-1', 'runtime'), podCIDR: '127.9.1.0/24' })),
     rootDir: join(dir, 'secure-1'),
     port: 0,
     tls: { cert: serving.certPem, key: serving.keyPem, clientCA: kubeletCA.certPem },
@@ -61,6 +62,7 @@ before(async () => {
 });
 after(async () => {
   await kubelet?.stop();
+  await runtime?.shutdown();
   await env?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -14,12 +14,11 @@ import { mkdtempSync, readFileSync, rmSync, existsSync, mkdirSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { GrpcRuntime } from '@kubeling/cri';
+import { GrpcRuntime, parseImageRef } from '@kubeling/cri';
 import { InformerFactory, RestClient, type ClientConfig } from '@kubeling/client';
-import { parseImageRef } from '@kubeling/runtime';
 import { buildConfig, Scheduler } from '@kubeling/scheduler';
 import { request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
-import { Kubelet } from './kubelet.js';
+import { Kubelet } from '../src/kubelet.js';
 
 export interface SuiteRuntime {
   /** CRI endpoints, one per node. */
@@ -57,7 +56,7 @@ before(async () => {
   for (const [i, endpoint] of rt.endpoints.entries()) {
     const name = `node-${'ab'[i]}`;
     const config: ClientConfig = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
-    const k = new Kubelet({ config, nodeName: name, runtimeEndpoint: endpoint, rootDir: join(dir, name), port: 0, capacity: { cpu: '4', memory: '8Gi', pods: '20' }, log: pino({ level: 'silent' }), backoffInitialMs: 1000, backoffMaxMs: 4000, statusUpdateMs: 1000, leaseRenewMs: 1000, plegPeriodMs: 300 });
+    const k = new Kubelet({ config, nodeName: name, runtime: endpoint, rootDir: join(dir, name), port: 0, capacity: { cpu: '4', memory: '8Gi', pods: '20' }, log: pino({ level: 'silent' }), backoffInitialMs: 1000, backoffMaxMs: 4000, statusUpdateMs: 1000, leaseRenewMs: 1000, plegPeriodMs: 300 });
     await k.start();
     kubelets.push(k);
   }
