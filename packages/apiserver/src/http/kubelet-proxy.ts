@@ -15,7 +15,7 @@ import { dialUpgrade, isWebSocketUpgrade, readText, spliceUpgrade, STREAM_PROTOC
 import type { Store } from '../registry/store.js';
 import { forbiddenMessage, type Attributes } from '../auth/types.js';
 import { q1, type Query } from './request-info.js';
-import type { HandlerContext } from './resource-handler.js';
+import type { HandlerContext } from './context.js';
 
 /** Sockets of upgrade requests, which the server routes like any other request. */
 export const upgrades = new WeakMap<IncomingMessage, { socket: Duplex; head: Buffer }>();

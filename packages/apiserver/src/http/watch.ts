@@ -9,6 +9,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '@kubeling/api';
 import { StatusError, internalError } from '@kubeling/apimachinery';
 import type { CacheEvent, EventType } from '../storage/cacher.js';
+import type { Store } from '../registry/store.js';
+import { parseResourceVersion } from '../registry/versions.js';
+import type { HandlerContext } from './context.js';
+import { includeObject, listQuery } from './options.js';
+import { tableWanted, toTable } from './table.js';
+import type { Query } from './request-info.js';
 
 export interface WatchStreamOptions {
   timeoutSeconds: number;
@@ -98,3 +104,57 @@ export class WatchStream {
     return this.closed;
   }
 }
+
+/** GET ...?watch: a watch of the collection (or of one object, on the /watch/ paths) as a chunked stream. */
+export async function serveWatch(c: HandlerContext, store: Store, ns: string | undefined) {
+  const q = c.req.query as Query;
+  const opts = listQuery(q, true);
+  // A watch of one object (the /watch/ paths with a name) is a watch of its name.
+  if (c.info.name) opts.fieldSelector = [`metadata.name=${c.info.name}`, ...(opts.fieldSelector ? [opts.fieldSelector] : [])].join(',');
+  const timeoutParam = opts.timeoutSeconds;
+  const min = c.opts.minRequestTimeoutSeconds;
+  const timeoutSeconds = timeoutParam && timeoutParam > 0 ? timeoutParam : min + Math.floor(Math.random() * min);
+  const sendInitial = opts.sendInitialEvents === true;
+  parseResourceVersion(opts.resourceVersion); // 400 before the stream starts
+  store.filter(opts); // 400 on bad selectors before the stream starts
+  c.reply.hijack();
+  const typeMeta = { apiVersion: c.def.group ? `${c.def.group}/${c.def.version}` : c.def.version, kind: c.def.kind };
+  const table = tableWanted(c.req.headers.accept);
+  const include = includeObject(q);
+  let columnsSent = false;
+  const cacheable = !store.strategy.toExternal && !table;
+  const stream = new WatchStream(c.req.raw, c.reply.raw, {
+    timeoutSeconds,
+    bookmarks: opts.allowWatchBookmarks,
+    bookmarkIntervalMs: c.opts.bookmarkIntervalMs,
+    encode: (obj, ev) => {
+      if (table) {
+        const t = toTable(c.def.group, c.def.resource, [store.external(obj)], { resourceVersion: obj.metadata.resourceVersion }, include, !columnsSent, table);
+        columnsSent = true;
+        return JSON.stringify(t);
+      }
+      if (cacheable && ev && ev.obj === obj) return (ev.json ??= JSON.stringify(store.external(obj)));
+      return JSON.stringify(store.external(obj));
+    },
+    currentRevision: () => store.cacher.rev,
+    typeMeta,
+  });
+  try {
+    const stop = await store.watch(
+      ns,
+      opts,
+      {
+        event: (type, obj, ev) => stream.event(type, obj, ev),
+        error: (err) => stream.error(err),
+      },
+      sendInitial ? { ...(opts.resourceVersion !== undefined && opts.resourceVersion !== '' ? { notOlderThan: opts.resourceVersion } : {}) } : undefined,
+    );
+    if (stream.isClosed) stop();
+    else stream.stop = stop;
+    if (sendInitial) stream.bookmark({ 'k8s.io/initial-events-end': 'true' });
+  } catch (e) {
+    stream.error(e);
+  }
+}
+
+// ---- subresources --------------------------------------------------------------
