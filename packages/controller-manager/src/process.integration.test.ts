@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { nodeArgs, packageMain, repeat, request, startTestEnv, stopChild, type TestEnv } from '@kubeling/testenv';
+import { eventually, nodeArgs, packageMain, repeat, request, startTestEnv, stopChild, type TestEnv } from '@kubeling/testenv';
 
 let env: TestEnv;
 let kubelet: { stop(): void } | undefined;
@@ -24,15 +24,6 @@ function startManager(extra: string[] = []): ChildProcess {
   return child;
 }
 
-async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Pods become ready two seconds after this stand-in kubelet first sees them, so rollouts take a while. */
 const firstSeen = new Map<string, number>();
@@ -98,7 +89,7 @@ describe('controller-manager processes', () => {
     await new Promise((r) => cm.once('exit', r));
   });
 
-  test('of two processes only the leader acts; killing it hands over within the lease duration', async () => {
+  test('of two processes only the leader acts; killing it hands over once its lease runs out', async () => {
     const flags = ['--leader-elect=true', '--leader-elect-lease-duration=3s', '--leader-elect-renew-deadline=2s', '--leader-elect-retry-period=500ms', '--controllers=serviceaccount'];
     const a = startManager(flags);
     const holderA = await eventually(async () => (await get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).spec?.holderIdentity as string | undefined);
@@ -110,14 +101,16 @@ describe('controller-manager processes', () => {
     await eventually(async () => (await request(env.url, 'GET', '/api/v1/namespaces/le-1/serviceaccounts/default')).status === 200);
     const leader = holderA.endsWith(`_${a.pid}`) ? a : b;
     const other = leader === a ? b : a;
-    const killedAt = Date.now();
+    const renewedBeforeKill = Date.parse((await get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).spec.renewTime);
     leader.kill('SIGKILL');
     const holderB = await eventually(async () => {
       const h = (await get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).spec?.holderIdentity as string;
       return h && h !== holderA && h;
     }, 15_000);
     assert.ok(holderB.endsWith(`_${other.pid}`));
-    assert.ok(Date.now() - killedAt < 3000 + 2000, 'taken over within the lease duration (plus one retry period and slack)');
+    // Not before the dead leader's lease ran out (its last renewal was at or after the one read above).
+    const acquired = Date.parse((await get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).spec.acquireTime);
+    assert.ok(acquired - renewedBeforeKill >= 2500, `taken over ${acquired - renewedBeforeKill} ms after the last renewal seen, within a 3 s lease`);
     await request(env.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'le-2' } });
     await eventually(async () => (await request(env.url, 'GET', '/api/v1/namespaces/le-2/serviceaccounts/default')).status === 200);
   });
