@@ -4,6 +4,7 @@ import type { KubeObject } from '@kubeling/api';
 import { findUntoleratedTaint, doNotScheduleTaint, tolerates } from './taints.js';
 import { preferredNodeAffinityScore, requiredNodeAffinityMatches } from './nodeaffinity.js';
 import { podRequests } from './resources.js';
+import { controllerRef, isPodAvailable, isPodReady, qosClass } from './pods.js';
 
 const node = (name: string, labels: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } });
 
@@ -55,4 +56,26 @@ test('pod requests: containers summed, init containers maxed, sidecars added, ov
   assert.equal(r['example.com/gpu'], 1);
   assert.deepEqual(podRequests({ containers: [{}] }), {});
   assert.deepEqual(podRequests({ containers: [{}] }, { nonZero: true }), { cpu: 100, memory: 200 * 1024 * 1024 });
+});
+
+test('qosClass as ComputePodQOS: cpu and memory only, positive quantities, requests equal to limits', () => {
+  const c = (resources: Record<string, Record<string, string>>) => ({ name: 'c', resources });
+  assert.equal(qosClass({ containers: [c({})] }), 'BestEffort');
+  assert.equal(qosClass({ containers: [c({ requests: { 'ephemeral-storage': '1Gi' } })] }), 'BestEffort');
+  assert.equal(qosClass({ containers: [c({ limits: { cpu: '0', memory: '0' } })] }), 'BestEffort');
+  assert.equal(qosClass({ containers: [c({ requests: { cpu: '100m' } })] }), 'Burstable');
+  assert.equal(qosClass({ containers: [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1000m', memory: '1024Mi' } })] }), 'Guaranteed');
+  assert.equal(qosClass({ containers: [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } })] }), 'Burstable');
+  // Every container must limit both; init containers count.
+  assert.equal(qosClass({ containers: [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } })], initContainers: [c({ limits: { cpu: '1' }, requests: { cpu: '1' } })] }), 'Burstable');
+});
+
+test('pod readiness, availability after minReadySeconds, and the controlling owner', () => {
+  const pod = (ready: string, since: string) => ({ metadata: { name: 'p', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'a', uid: '1' }, { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: '2', controller: true }] }, status: { conditions: [{ type: 'Ready', status: ready, lastTransitionTime: since }] } });
+  const p = pod('True', '2026-01-01T00:00:00Z');
+  assert.equal(isPodReady(p), true);
+  assert.equal(isPodReady(pod('False', '2026-01-01T00:00:00Z')), false);
+  assert.equal(isPodAvailable(p, 10, Date.parse('2026-01-01T00:00:05Z')), false);
+  assert.equal(isPodAvailable(p, 10, Date.parse('2026-01-01T00:00:10Z')), true);
+  assert.equal(controllerRef(p)?.name, 'rs');
 });

@@ -1,3 +1,4 @@
 export * from './taints.js';
 export * from './nodeaffinity.js';
 export * from './resources.js';
+export * from './pods.js';

@@ -6,27 +6,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { eventually, request, startTestEnv, type TestEnv } from '@kubeling/testenv';
 import { ControllerManager } from './manager.js';
 
 let env: TestEnv;
 let mgr: ControllerManager;
 const log = pino({ level: 'silent' });
 
-async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms ${last ? String(last) : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const rs = (name: string, replicas: number) => ({
   apiVersion: 'apps/v1',

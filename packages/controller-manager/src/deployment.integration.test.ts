@@ -7,23 +7,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { Kubectl, kubectlBinaries, repeat, request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { eventually, Kubectl, kubectlBinaries, repeat, request, startTestEnv, type TestEnv } from '@kubeling/testenv';
 import { ControllerManager } from './manager.js';
 
 let env: TestEnv;
 let mgr: ControllerManager;
 let kubelet: { stop(): void } | undefined;
 
-async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, onPoll?: () => Promise<void>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (onPoll) await onPoll();
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Marks every pending pod Running and Ready, as a kubelet would. */
 async function fakeKubelet(): Promise<void> {

@@ -6,21 +6,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { request, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { eventually, request, startTestEnv, type TestEnv } from '@kubeling/testenv';
 import { ControllerManager } from './manager.js';
 
 let env: TestEnv;
 let mgr: ControllerManager;
 
-async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 before(async () => {
   env = await startTestEnv();

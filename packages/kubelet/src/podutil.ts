@@ -4,7 +4,7 @@
  * downward-API field values, resource field values, QoS class, and the
  * image-pull decision.
  */
-import type { KubeObject } from '@kubeling/api';
+import { defaultPullPolicy, type KubeObject } from '@kubeling/api';
 import { milliValue, intValue } from '@kubeling/apimachinery';
 
 export type Obj = Record<string, any>;
@@ -142,29 +142,7 @@ export async function containerEnv(pod: KubeObject, container: Obj, src: EnvSour
   return env;
 }
 
-/** The pod's QoS class (Guaranteed, Burstable, BestEffort). */
-export function qosClass(spec: Obj): string {
-  const all = [...(spec.containers ?? []), ...(spec.initContainers ?? [])] as Obj[];
-  let anySet = false;
-  let guaranteed = true;
-  for (const c of all) {
-    const req = c.resources?.requests ?? {};
-    const lim = c.resources?.limits ?? {};
-    if (Object.keys(req).length || Object.keys(lim).length) anySet = true;
-    for (const r of ['cpu', 'memory']) {
-      const l = lim[r];
-      const q = req[r] ?? l;
-      if (l === undefined || q === undefined || String(q) !== String(l)) guaranteed = false;
-    }
-  }
-  if (!anySet) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
-
-/** Whether to pull: Always pulls, IfNotPresent when absent, Never never. Default: Always for :latest or no tag. */
+/** Whether to pull: Always pulls, IfNotPresent when absent, Never never; unset, as the apiserver defaults it. */
 export function pullPolicy(container: Obj): string {
-  if (container.imagePullPolicy) return container.imagePullPolicy;
-  const image = String(container.image ?? '');
-  const tagged = /:[\w][\w.-]*$/.test(image.split('/').pop() ?? '') && !image.endsWith(':latest');
-  return tagged || image.includes('@') ? 'IfNotPresent' : 'Always';
+  return container.imagePullPolicy || defaultPullPolicy(String(container.image ?? ''));
 }

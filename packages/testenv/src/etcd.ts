@@ -35,6 +35,22 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Polls `fn` until it answers a truthy value, and answers that value; a throw
+ * counts as not yet. `onPoll` runs before each try (a stand-in that moves the
+ * world on, say).
+ */
+export async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 15_000, onPoll?: () => Promise<void>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (onPoll) await onPoll();
+    const v = await fn().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

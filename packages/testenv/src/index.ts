@@ -20,7 +20,7 @@ import { APISERVER_DNS, APISERVER_IPS, createCA, issue, serviceAccountKeys } fro
 import { buildApiServer, type ApiServer, type ApiServerOptions } from '@kubeling/apiserver';
 import { freePort, startEtcd, stopChild, waitFor, type EtcdProcess } from './etcd.js';
 
-export { freePort, repeat, startEtcd, startEtcdCluster, stopChild, waitFor, type EtcdCluster, type EtcdProcess } from './etcd.js';
+export { eventually, freePort, repeat, startEtcd, startEtcdCluster, stopChild, waitFor, type EtcdCluster, type EtcdProcess } from './etcd.js';
 
 export interface TestPKI {
   caPem: string;

@@ -6,6 +6,7 @@
  */
 import { defaultPodOnlyFields, defaultPodSpec, validatePodSpecForPod, type KubeObject } from '@kubeling/api';
 import { field, jsonEqual } from '@kubeling/apimachinery';
+import { qosClass } from '@kubeling/component-helpers';
 import type { Strategy } from '../strategy.js';
 
 type Obj = Record<string, unknown>;
@@ -35,25 +36,6 @@ type PodSpec = Obj & {
 
 // Defaults and validation of pod specs live in @kubeling/api (shared by every kind with a pod template).
 export { defaultPodSpec, defaultPullPolicy, validatePodSpec } from '@kubeling/api';
-
-/** The QoS class of a pod (pkg/apis/core/helper/qos). */
-export function qosClass(spec: PodSpec | undefined): string {
-  const containers = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const res = (c.resources ?? {}) as { requests?: Record<string, unknown>; limits?: Record<string, unknown> };
-    const req = res.requests ?? {};
-    const lim = res.limits ?? {};
-    for (const r of ['cpu', 'memory']) {
-      if (req[r] !== undefined || lim[r] !== undefined) any = true;
-      if (lim[r] === undefined) guaranteed = false;
-      else if (req[r] !== undefined && String(req[r]) !== String(lim[r])) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-}
 
 const spec = (o: KubeObject) => (o.spec ?? {}) as PodSpec;
 

@@ -12,7 +12,7 @@ import { isAlreadyExists, isConflict, isNotFound, jsonEqual, rfc3339 } from '@ku
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
-import { controllerRef } from '../replicaset/controller.js';
+import { controllerRef } from '@kubeling/component-helpers';
 
 type Obj = Record<string, any>;
 

@@ -15,7 +15,7 @@ import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
 import { podTemplateHash } from '../deployment/util.js';
 import { doNotScheduleTaint, findUntoleratedTaint, requiredNodeAffinityMatches, type Taint } from '@kubeling/component-helpers';
-import { controllerRef, isPodAvailable, isPodReady } from '../replicaset/controller.js';
+import { controllerRef, isPodAvailable, isPodReady } from '@kubeling/component-helpers';
 import { ensureRevision, pruneRevisions } from '../history.js';
 
 type Obj = Record<string, any>;

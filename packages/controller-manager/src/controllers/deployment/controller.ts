@@ -20,7 +20,7 @@ import { isAlreadyExists, isConflict, isNotFound, jsonEqual, rfc3339, selectorFr
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
-import { controllerRef } from '../replicaset/controller.js';
+import { controllerRef } from '@kubeling/component-helpers';
 import { podTemplateHash, resolveFenceposts } from './util.js';
 
 type Obj = Record<string, any>;

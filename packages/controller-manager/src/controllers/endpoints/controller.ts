@@ -9,7 +9,7 @@ import { isAlreadyExists, isConflict, isNotFound, jsonEqual, selectorFromSet } f
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
-import { isPodReady } from '../replicaset/controller.js';
+import { isPodReady } from '@kubeling/component-helpers';
 
 type Obj = Record<string, any>;
 

@@ -13,7 +13,7 @@ import { isConflict, isNotFound, jsonEqual, selectorFromSet } from '@kubeling/ap
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
-import { isPodReady } from '../replicaset/controller.js';
+import { isPodReady } from '@kubeling/component-helpers';
 import { resolvePorts, servicesSelecting } from '../endpoints/controller.js';
 
 type Obj = Record<string, any>;

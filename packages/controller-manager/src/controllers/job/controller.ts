@@ -11,7 +11,7 @@ import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachine
 import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
-import { controllerRef, isPodReady } from '../replicaset/controller.js';
+import { controllerRef, isPodReady } from '@kubeling/component-helpers';
 import { slowStartBatch } from '../replicaset/slow-start.js';
 
 type Obj = Record<string, any>;

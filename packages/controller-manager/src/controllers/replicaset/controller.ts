@@ -16,6 +16,7 @@
 import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, jsonEqual, rfc3339, selectorFromLabelSelector, selectorFromSet } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
+import { controllerRef, isPodAvailable, isPodReady } from '@kubeling/component-helpers';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
 import { Expectations } from './expectations.js';
@@ -29,22 +30,10 @@ export interface OwnerKind {
   kind: string;
 }
 
-export const controllerRef = (o: KubeObject) => (o.metadata.ownerReferences ?? []).find((r) => r.controller);
-
 const isActive = (p: KubeObject) => {
   const phase = (p.status as Obj | undefined)?.phase;
   return !p.metadata.deletionTimestamp && phase !== 'Succeeded' && phase !== 'Failed';
 };
-
-const condition = (p: KubeObject, type: string) => ((p.status as Obj | undefined)?.conditions ?? []).find((c: Obj) => c.type === type);
-export const isPodReady = (p: KubeObject) => condition(p, 'Ready')?.status === 'True';
-export function isPodAvailable(p: KubeObject, minReadySeconds: number, now: number): boolean {
-  const ready = condition(p, 'Ready');
-  if (ready?.status !== 'True') return false;
-  if (!minReadySeconds) return true;
-  const since = Date.parse(ready.lastTransitionTime ?? '');
-  return Number.isFinite(since) && now - since >= minReadySeconds * 1000;
-}
 
 /** Order for deletion: the pod to delete first sorts first (controller.ActivePods). */
 export function deletionOrder(a: KubeObject, b: KubeObject): number {

@@ -16,7 +16,7 @@ import type { Informer } from '@kubeling/client';
 import { keyOf } from '@kubeling/client';
 import { QueueController } from '../queue-controller.js';
 import { ensureRevision, pruneRevisions } from '../history.js';
-import { controllerRef, isPodAvailable, isPodReady } from '../replicaset/controller.js';
+import { controllerRef, isPodAvailable, isPodReady } from '@kubeling/component-helpers';
 
 type Obj = Record<string, any>;
 const HASH = 'controller-revision-hash';
