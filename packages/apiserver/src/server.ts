@@ -9,39 +9,32 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { resources } from '@kubeling/api';
-import {
-  StatusError,
-  badRequest,
-  internalError,
-  methodNotAllowed,
-  notFoundPath,
-  requestEntityTooLarge,
-  unsupportedMediaType,
-} from '@kubeling/apimachinery';
+import { StatusError, methodNotAllowed, notFoundPath } from '@kubeling/apimachinery';
 import { EtcdStorage } from './storage/etcd.js';
+import { bootstrap } from './bootstrap.js';
+import { startCompaction } from './compaction.js';
+import { MAX_HEADER_BYTES, clientErrorHandler, errorHandler, frameworkErrors, limitBodies, sendStatus } from './http/errors.js';
 import { Cacher } from './storage/cacher.js';
 import { Store, storagePrefix } from './registry/store.js';
 import { strategyFor } from './registry/strategies/index.js';
 import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
-import { BODY_TYPES, PATCH_TYPES, encode, wantsYaml } from './http/codec.js';
 import { aggregatedDiscovery, aggregatedVersionWanted, AGGREGATED_V2, AGGREGATED_V2BETA1, apiGroup, apiGroupList, apiResourceList, apiVersions } from './http/discovery.js';
 import { handleResource, type Registry } from './http/resource-handler.js';
 import { upgrades } from './http/kubelet-proxy.js';
 import { upgradeResponse } from '@kubeling/client/remotecommand';
-import { repairServiceIPs } from './registry/core/services.js';
 import { ApiMetrics } from './metrics.js';
 import { buildOpenAPIv3 } from './http/openapi.js';
 import { VERSION_INFO } from './version.js';
-import { ensureSystemPriorityClasses, PriorityAdmission } from './admission/priority.js';
+import { PriorityAdmission } from './admission/priority.js';
 import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admission/podplugins.js';
 import { ResourceQuotaAdmission } from './admission/resourcequota.js';
 import { MutatingWebhooks, ValidatingWebhooks } from './admission/webhook.js';
 import { ServiceAccountAdmission } from './admission/serviceaccount.js';
 import { NodeRestriction } from './admission/noderestriction.js';
 import { OwnerReferencesPermissionEnforcement } from './admission/ownerreferences.js';
-import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, reconcileBootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
+import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
 import type { TokenAuthenticator } from './auth/authn.js';
-import { ensureSystemNamespaces, NamespaceLifecycle } from './registry/namespaces.js';
+import { NamespaceLifecycle } from './registry/namespaces.js';
 
 export interface ApiServerOptions {
   etcdServers: string[];
@@ -103,46 +96,6 @@ declare module 'fastify' {
   }
 }
 
-/** The first IP of the service range: the `kubernetes` Service's, in the serving certificate. */
-export const KUBERNETES_SERVICE_IP = `${process.env.KUBELING_SERVICE_CIDR_PREFIX ?? '127.1'}.0.1`;
-
-/** default/kubernetes, the Service clients inside the cluster find the apiserver by (upstream's bootstrap controller). */
-async function ensureKubernetesService(registry: Registry, advertise: string, scheme: string): Promise<void> {
-  const i = advertise.lastIndexOf(':');
-  const ip = advertise.slice(0, i).replace(/^\[|\]$/g, '');
-  const port = Number(advertise.slice(i + 1));
-  const create = async (resource: string, obj: Record<string, unknown>) => {
-    const store = registry.get(resource)!;
-    const exists = async () => {
-      try {
-        await store.get('default', 'kubernetes');
-        return true;
-      } catch (e) {
-        if (!(e instanceof StatusError) || e.status.reason !== 'NotFound') throw e;
-        return false;
-      }
-    };
-    // Another apiserver (or an earlier start) may have made it, and then holds its cluster IP: look first.
-    if (await exists()) return;
-    try {
-      await store.create('default', obj as never, { fieldManager: 'kube-apiserver' });
-    } catch (e) {
-      // Two apiservers starting together: the loser sees AlreadyExists or the IP taken.
-      if (!(e instanceof StatusError) || !(await exists())) throw e;
-    }
-  };
-  await create('/v1/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: KUBERNETES_SERVICE_IP, ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }], sessionAffinity: 'None', type: 'ClusterIP' } });
-  await create('/v1/endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } }, subsets: [{ addresses: [{ ip }], ports: [{ name: scheme, port, protocol: 'TCP' }] }] });
-  await create('discovery.k8s.io/v1/endpointslices', {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
-    addressType: ip.includes(':') ? 'IPv6' : 'IPv4',
-    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
-    ports: [{ name: scheme, port, protocol: 'TCP' }],
-  });
-}
-
 export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const metrics = new ApiMetrics();
   const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000, ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}) }, { observe: (op, s) => metrics.etcdLatency(op, s) });
@@ -152,10 +105,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key, maxHeaderSize: MAX_HEADER_BYTES, ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}) } } : { http: { maxHeaderSize: MAX_HEADER_BYTES } }),
     clientErrorHandler,
     // Paths the router cannot take apart: a bad escape is 400, a segment longer than any name 404.
-    frameworkErrors: (err, _req, reply) => {
-      const code = (err as { code?: string }).code;
-      return sendStatus(reply, code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFoundPath() : badRequest(code === 'FST_ERR_BAD_URL' ? `invalid URL: ${err.message}` : err.message));
-    },
+    frameworkErrors,
     // Per-request lines are the audit log's job; fastify's own logger reports only problems.
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { level: 'warn' }) as unknown as FastifyBaseLogger } : { logger: false }),
     bodyLimit: maxBody,
@@ -275,55 +225,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   }
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
 
-  // Bodies are decoded by the handlers so that every error is a Status.
-  app.removeAllContentTypeParsers();
-  // A body over the limit is 413 at once; the rest of it is read and dropped (up to a bound) so that the
-  // connection lives on and a client still sending reads the answer instead of a broken pipe. (A parser
-  // error would make fastify close the connection, so the parser hands on a marker the 413 is made of.)
-  const drainLimit = 4 * maxBody;
-  const TOO_LARGE = Symbol('request body too large');
-  app.addContentTypeParser('*', (_req, payload, done) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    const refuse = () => {
-      refused = true;
-      chunks.length = 0;
-      done(null, TOO_LARGE);
-    };
-    if (Number(payload.headers['content-length']) > maxBody) refuse();
-    payload.on('data', (d: Buffer) => {
-      size += d.length;
-      if (refused) {
-        if (size > drainLimit) payload.destroy();
-        return;
-      }
-      if (size > maxBody) return refuse();
-      chunks.push(d);
-    });
-    payload.on('end', () => {
-      if (!refused) done(null, Buffer.concat(chunks));
-    });
-    payload.on('error', (err) => {
-      if (!refused) {
-        refused = true;
-        done(err, undefined);
-      }
-    });
-  });
-  app.addHook('preValidation', async (req) => {
-    if (req.body === TOO_LARGE) throw requestEntityTooLarge(maxBody);
-  });
+  limitBodies(app, maxBody);
 
-  app.setErrorHandler((err, req, reply) => {
-    if (err instanceof StatusError) return sendStatus(reply, err);
-    const e = err as { statusCode?: number; code?: string; message?: string };
-    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.statusCode === 413) return sendStatus(reply, requestEntityTooLarge(maxBody));
-    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.statusCode === 415) return sendStatus(reply, unsupportedMediaType('', [...BODY_TYPES, ...PATCH_TYPES]));
-    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return sendStatus(reply, badRequest(e.message ?? 'bad request'));
-    req.log.error({ err }, 'internal error');
-    return sendStatus(reply, internalError());
-  });
+  app.setErrorHandler(errorHandler(maxBody));
   app.setNotFoundHandler((_req, reply) => sendStatus(reply, notFoundPath()));
 
   app.addHook('onResponse', async (req, reply) => {
@@ -450,36 +354,15 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   }
 
   // ---- lifecycle -----------------------------------------------------------------
-  let lastSeenRevision = 0;
-  const compactOnce = async () => {
-    const current = await storage.currentRevision();
-    if (lastSeenRevision > 0) {
-      await storage.compact(lastSeenRevision);
-      for (const c of cachers.values()) c.compacted(lastSeenRevision);
-    }
-    lastSeenRevision = current;
-  };
-  let compactTimer: NodeJS.Timeout | undefined;
-  const compactionInterval = opts.compactionIntervalMs ?? 5 * 60_000;
-  if (compactionInterval > 0) {
-    compactTimer = setInterval(() => {
-      compactOnce().catch((err) => opts.logger && opts.logger.warn({ err }, 'compaction failed'));
-    }, compactionInterval);
-    compactTimer.unref();
-  }
+  const compaction = startCompaction(storage, () => cachers.values(), opts.compactionIntervalMs ?? 5 * 60_000, (err) => opts.logger && opts.logger.warn({ err }, 'compaction failed'));
 
   app.addHook('onReady', async () => {
     await Promise.all([...cachers.values()].map((c) => c.ready()));
-    await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
-    await ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!);
-    await ensureKubernetesService(registry, opts.advertiseAddress ?? '127.0.0.1:6443', opts.tls ? 'https' : 'http');
-    const repaired = await repairServiceIPs(storage, (await registry.get('/v1/services')!.list(undefined, {})).items);
-    if (repaired.length && opts.logger) opts.logger.info({ ips: repaired }, 'recorded cluster IPs of Services that held no IPAddress');
-    if (authzMode === 'RBAC') await reconcileBootstrapPolicy(registry.get('rbac.authorization.k8s.io/v1/clusterroles')!, registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!);
+    await bootstrap(registry, storage, { advertiseAddress: opts.advertiseAddress ?? '127.0.0.1:6443', scheme: opts.tls ? 'https' : 'http', rbac: authzMode === 'RBAC', ...(opts.logger ? { logger: opts.logger } : {}) });
   });
   app.addHook('preClose', async () => {
     for (const u of unsubscribe) u();
-    if (compactTimer) clearInterval(compactTimer);
+    compaction.stop();
     await Promise.all([...cachers.values()].map((c) => c.stop()));
   });
   app.addHook('onClose', async () => {
@@ -491,7 +374,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     storage,
     registry,
     metrics,
-    compactOnce,
+    compactOnce: compaction.compactOnce,
     close: () => app.close(),
   };
 }
@@ -512,38 +395,3 @@ function sendAggregated(reply: FastifyReply, v: 'v2' | 'v2beta1', body: unknown)
   reply.raw.end(payload);
   return reply;
 }
-
-const MAX_HEADER_BYTES = 1 << 20;
-
-/**
- * A request the HTTP parser refuses (malformed, or headers over the limit) is
- * answered with a v1 Status too, then the connection is closed — after a
- * moment, so that a client still sending reads the answer rather than a reset.
- */
-function clientErrorHandler(err: Error & { code?: string; reason?: string }, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const code = tooLarge ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const status = {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: tooLarge ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : `Bad Request: ${err.reason ?? err.message}`,
-    ...(tooLarge ? {} : { reason: code === 408 ? 'Timeout' : 'BadRequest' }),
-    code,
-  };
-  const body = JSON.stringify(status);
-  if (socket.writable) {
-    socket.end(`HTTP/1.1 ${code} ${tooLarge ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  }
-  socket.resume();
-  setTimeout(() => socket.destroy(), 500).unref();
-}
-
-export function sendStatus(reply: FastifyReply, err: StatusError): FastifyReply {
-  const { payload, contentType } = encode(err.status, wantsYaml(reply.request.headers.accept));
-  if (err.status.details?.retryAfterSeconds) reply.header('Retry-After', String(err.status.details.retryAfterSeconds));
-  return reply.code(err.status.code).type(contentType).send(payload);
-}
-
