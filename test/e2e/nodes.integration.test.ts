@@ -85,9 +85,12 @@ spec:
     assert.equal(logs.code, 0, logs.stderr);
     assert.match(logs.stdout, /GET \/ HTTP\/1\.1" 200/);
     const follow = k.spawn(['logs', '-f', pod.metadata.name, '--tail=0']);
-    await new Promise((r) => setTimeout(r, 1000));
-    await fetch(`http://${pod.status.podIP}:8080/followed`);
-    await waitFor(async () => /GET \/followed HTTP\/1\.1" 404/.test(follow.output()), 10_000, 'logs -f to show the new request');
+    // With --tail=0 a request made before the stream is up never shows: ask again until one does.
+    await waitFor(async () => {
+      await fetch(`http://${pod.status.podIP}:8080/followed`).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+      return /GET \/followed HTTP\/1\.1" 404/.test(follow.output());
+    }, 20_000, 'logs -f to show the new request');
     follow.child.kill();
     const t0 = Date.now();
     const del = await k.run(['delete', 'pod', pod.metadata.name], { timeoutMs: 30_000 });

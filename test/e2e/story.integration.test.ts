@@ -180,9 +180,12 @@ test("our kubectl against the same cluster: logs and logs -f of the nginx pods",
   const ctl = new AbortController();
   let followed = '';
   const following = run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'ours-cache'), 'logs', '-f', pods[0].metadata.name, '--tail=0'], { out: (x) => (followed += x), err: () => undefined, env: { HOME: dir }, signal: ctl.signal });
-  await new Promise((r) => setTimeout(r, 800));
-  await fetch(`http://${pods[0].status.podIP}:80/followed-by-ours`).catch(() => undefined);
-  await waitFor(async () => /GET \/followed-by-ours HTTP\/1\.1" 404/.test(followed), 10_000, 'our logs -f to show the request');
+  // With --tail=0 a request made before the stream is up never shows: ask again until one does.
+  await waitFor(async () => {
+    await fetch(`http://${pods[0].status.podIP}:80/followed-by-ours`).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    return /GET \/followed-by-ours HTTP\/1\.1" 404/.test(followed);
+  }, 20_000, 'our logs -f to show the request');
   ctl.abort();
   await following;
 });
