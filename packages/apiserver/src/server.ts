@@ -35,6 +35,7 @@ import { OwnerReferencesPermissionEnforcement } from './admission/ownerreference
 import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
 import type { TokenAuthenticator } from './auth/authn.js';
 import { NamespaceLifecycle } from './registry/namespaces.js';
+import { AdmissionChain } from './admission/index.js';
 
 export interface ApiServerOptions {
   etcdServers: string[];
@@ -129,8 +130,10 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       cacher = new Cacher(storage, prefix, opts.watchCacheSize ?? 10_000);
       cachers.set(prefix, cacher);
     }
-    registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle));
+    registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle, new AdmissionChain()));
   }
+  // Each store's admission is a chain the plugins below are registered into.
+  const chain = (st: Store) => st.admission as AdmissionChain;
   // Admission plugins, mutating then validating (NamespaceLifecycle is part of every store).
   const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
   // With users to tell apart, what kubelets and owner references may do is restricted too.
@@ -142,7 +145,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   // ServiceAccount needs token signing; clusters without it (the plain-HTTP
   // development mode) leave pods' service accounts alone.
   if (opts.serviceAccount && !(opts.admission?.disable ?? []).includes('ServiceAccount')) enabled.add('ServiceAccount');
-  if (enabled.has('ServiceAccount')) pods.admission.push(new ServiceAccountAdmission(() => registry.get('/v1/serviceaccounts')!));
+  if (enabled.has('ServiceAccount')) chain(pods).mutating.push(new ServiceAccountAdmission(() => registry.get('/v1/serviceaccounts')!));
   if (enabled.has('NodeRestriction')) {
     const nr = new NodeRestriction({
       pod: (ns, name) => registry.get('/v1/pods')!.get(ns, name, '0').catch(notFoundAsUndefined),
@@ -152,17 +155,17 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     for (const r of ['/v1/pods', '/v1/nodes', '/v1/persistentvolumeclaims', '/v1/serviceaccounts', 'coordination.k8s.io/v1/leases', 'storage.k8s.io/v1/csinodes']) {
       const st = registry.get(r);
       if (!st) continue;
-      st.admission.push(nr);
-      st.validating.push(nr);
+      chain(st).mutating.push(nr);
+      chain(st).validating.push(nr);
     }
   }
-  if (enabled.has('Priority')) pods.admission.push(new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!));
-  if (enabled.has('DefaultTolerationSeconds')) pods.admission.push(new DefaultTolerationSeconds());
-  if (enabled.has('AlwaysPullImages')) pods.admission.push(new AlwaysPullImages());
+  if (enabled.has('Priority')) chain(pods).mutating.push(new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!));
+  if (enabled.has('DefaultTolerationSeconds')) chain(pods).mutating.push(new DefaultTolerationSeconds());
+  if (enabled.has('AlwaysPullImages')) chain(pods).mutating.push(new AlwaysPullImages());
   if (enabled.has('LimitRanger')) {
     const lr = new LimitRanger(() => registry.get('/v1/limitranges')!);
-    pods.admission.push(lr);
-    pods.validating.push(lr);
+    chain(pods).mutating.push(lr);
+    chain(pods).validating.push(lr);
   }
   const webhookCtx = (resource: string) => ({
     configurations: () => registry.get(`admissionregistration.k8s.io/v1/${resource}`)!,
@@ -175,24 +178,24 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   });
   if (enabled.has('MutatingAdmissionWebhook')) {
     const m = new MutatingWebhooks(webhookCtx('mutatingwebhookconfigurations'));
-    for (const st of registry.values()) st.admission.push(m);
+    for (const st of registry.values()) chain(st).mutating.push(m);
   }
   if (enabled.has('OwnerReferencesPermissionEnforcement')) {
     const mapper = (group: string, version: string, kind: string) =>
       resources.filter((d) => !d.virtual && d.group === group && d.version === version && d.kind === kind).map((d) => ({ group: d.group, resource: d.resource, namespaced: d.namespaced }));
     const gc = new OwnerReferencesPermissionEnforcement(() => authorizer ?? { authorize: () => ({ allowed: true, reason: '' }) }, mapper);
-    for (const st of registry.values()) st.validating.push(gc);
+    for (const st of registry.values()) chain(st).validating.push(gc);
   }
   if (enabled.has('ValidatingAdmissionWebhook')) {
     const v = new ValidatingWebhooks(webhookCtx('validatingwebhookconfigurations'));
-    for (const st of registry.values()) st.validating.push(v);
+    for (const st of registry.values()) chain(st).validating.push(v);
   }
   if (enabled.has('ResourceQuota')) {
     const rq = new ResourceQuotaAdmission(() => registry.get('/v1/resourcequotas')!, (r) => {
       const [g, res] = r.split('/');
       return [...registry.entries()].find(([k, st]) => st.def.group === g && st.def.resource === res && k.endsWith(`/${res}`))?.[1];
     });
-    for (const st of registry.values()) if (st.def.namespaced) st.validating.push(rq);
+    for (const st of registry.values()) if (st.def.namespaced) chain(st).validating.push(rq);
   }
   const cached = async (resource: string, ns: string, name: string) => registry.get(resource)!.get(ns, name, '0').catch(() => undefined);
   const saTokens = opts.serviceAccount

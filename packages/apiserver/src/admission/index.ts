@@ -6,22 +6,9 @@
  */
 import type { KubeObject } from '@kubeling/api';
 
-export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+import type { Admission, AdmissionAttributes } from '../registry/admission.js';
 
-export interface AdmissionAttributes {
-  operation: Operation;
-  /** `group/resource`, e.g. `/pods` or `apps/deployments`. */
-  resource: string;
-  namespace: string | undefined;
-  /** The object's name (from the URL; a create's from its body). */
-  name?: string;
-  /** status, scale, binding, ... for subresource writes. */
-  subresource?: string;
-  old?: KubeObject;
-  dryRun?: boolean;
-  /** Who asked (webhooks see it). */
-  user?: { name: string; groups: string[] };
-}
+export type { AdmissionAttributes, Operation } from '../registry/admission.js';
 
 export interface MutatingAdmission {
   readonly name: string;
@@ -45,4 +32,33 @@ export async function validate(plugins: readonly ValidatingAdmission[], obj: Kub
 /** Runs the plugins that handle the request, in order. */
 export async function admit(plugins: readonly MutatingAdmission[], obj: KubeObject, a: AdmissionAttributes): Promise<void> {
   for (const p of plugins) if (p.handles(a)) await p.admit(obj, a);
+}
+
+/**
+ * The plugins of one resource, in the order they run: what a store is given
+ * as its Admission.
+ */
+export class AdmissionChain implements Admission {
+  readonly mutating: MutatingAdmission[] = [];
+  readonly validating: ValidatingAdmission[] = [];
+
+  mutates(a: AdmissionAttributes): boolean {
+    return this.mutating.some((p) => p.handles(a));
+  }
+
+  admit(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+    return admit(this.mutating, obj, a);
+  }
+
+  validates(): boolean {
+    return this.validating.length > 0;
+  }
+
+  validate(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+    return validate(this.validating, obj, a);
+  }
+
+  deleted(obj: KubeObject, a: AdmissionAttributes): void {
+    for (const p of this.validating) if (p.deleted && p.handles({ ...a, operation: 'CREATE' })) void p.deleted(obj, a).catch(() => undefined);
+  }
 }

@@ -41,7 +41,7 @@ import {
 } from '@kubeling/apimachinery';
 import { type Cacher, type Filter, type WatchSink, watchEtcd } from '../storage/cacher.js';
 import { type EtcdStorage, type StoredObject, StorageCompacted, StorageConflict, StorageFutureRevision, StorageKeyExists, prefixEnd } from '../storage/etcd.js';
-import { admit, validate, type MutatingAdmission, type ValidatingAdmission } from '../admission/index.js';
+import type { Admission } from './admission.js';
 import { trackUpdate, type FieldContext, type ManagedFieldsEntry } from '../fieldmanager/index.js';
 import type { SchemaNode } from '../fieldmanager/fieldset.js';
 import type { Strategy } from './strategy.js';
@@ -91,18 +91,10 @@ export class Store {
   private readonly prefix: string;
   private readonly apiVersion: string;
 
-  /** Mutating admission plugins for this resource, run after defaulting. */
-  admission: MutatingAdmission[] = [];
-  /** Validating admission plugins, run after validation. */
-  validating: ValidatingAdmission[] = [];
-
-  /** Tells validating plugins an object is gone (quota usage returns), and gives back what it was allocated. */
+  /** Tells admission an object is gone (quota usage returns), and gives back what it was allocated. */
   private released(obj: KubeObject): void {
     if (this.strategy.release) void this.strategy.release(obj, this.storage).catch(() => undefined);
-    for (const p of this.validating) {
-      const a = { operation: 'DELETE' as const, resource: `${this.gr.group}/${this.gr.resource}`, namespace: obj.metadata.namespace };
-      if (p.deleted && p.handles({ ...a, operation: 'CREATE' })) void p.deleted(obj, a).catch(() => undefined);
-    }
+    this.admission.deleted(obj, { operation: 'DELETE', resource: `${this.gr.group}/${this.gr.resource}`, namespace: obj.metadata.namespace });
   }
 
   constructor(
@@ -111,6 +103,8 @@ export class Store {
     private readonly storage: EtcdStorage,
     readonly cacher: Cacher,
     private readonly namespaces: NamespaceGate,
+    /** The admission plugins of this resource (mutating after defaulting, validating after validation). */
+    readonly admission: Admission,
   ) {
     this.gr = { group: def.group, resource: def.resource };
     this.gk = { group: def.group, kind: def.kind };
@@ -400,11 +394,11 @@ export class Store {
     else delete meta.generation;
     this.strategy.prepareForCreate?.(obj);
     this.strategy.defaults?.(obj);
-    await admit(this.admission, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(meta.name ? { name: meta.name } : {}), dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+    await this.admission.admit(obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(meta.name ? { name: meta.name } : {}), dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     this.validateCreate(obj);
     if (!ctx.applied) this.setManagedFields(obj, trackUpdate(undefined, obj, this.fieldContext(ctx, undefined)));
     if (this.def.namespaced && namespace) await this.namespaces.check(namespace, this.gr, meta.name ?? '');
-    await validate(this.validating, obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(meta.name ? { name: meta.name } : {}), dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+    await this.admission.validate(obj, { operation: 'CREATE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...(meta.name ? { name: meta.name } : {}), dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     const allocErrs = (await this.strategy.allocate?.(obj, this.storage, !!ctx.dryRun)) ?? [];
     if (allocErrs.length) throw this.invalid(meta.name!, allocErrs);
     if (ctx.dryRun) return this.external(obj);
@@ -442,13 +436,13 @@ export class Store {
       const proposed = this.internal(await tryUpdate(structuredClone(old)));
       let candidate = this.prepareUpdate(proposed, cur.obj, opts.subresource, opts.preconditionRV);
       const attrs = { operation: 'UPDATE' as const, resource: `${this.gr.group}/${this.gr.resource}`, namespace, name, ...(opts.subresource ? { subresource: opts.subresource === 'binding-internal' ? 'binding' : opts.subresource } : {}), old: this.external(cur.obj), dryRun: !!opts.ctx?.dryRun, ...(opts.ctx?.user ? { user: opts.ctx.user } : {}) };
-      if (this.admission.some((p) => p.handles(attrs))) {
+      if (this.admission.mutates(attrs)) {
         // Mutating admission, then the strategy's rules again on what it made.
         const mutated = this.external(candidate);
-        await admit(this.admission, mutated, attrs);
+        await this.admission.admit(mutated, attrs);
         candidate = this.prepareUpdate(this.internal(mutated), cur.obj, opts.subresource, undefined);
       }
-      await validate(this.validating, this.external(candidate), attrs);
+      await this.admission.validate(this.external(candidate), attrs);
       if (opts.ctx?.applied) {
         if (opts.subresource === 'status') candidate.metadata.managedFields = proposed.metadata.managedFields;
       } else this.setManagedFields(candidate, trackUpdate(cur.obj, candidate, this.fieldContext(opts.ctx, opts.subresource)));
@@ -557,10 +551,10 @@ export class Store {
   async delete(namespace: string | undefined, name: string, opts: DeleteOptions = {}, ctx: WriteContext = {}): Promise<{ obj: KubeObject; deleted: boolean }> {
     const key = this.key(namespace, name);
     let cur = await this.storage.get(key);
-    if (cur && this.validating.length) {
+    if (cur && this.admission.validates()) {
       // Validating admission sees a DELETE once, with the object as it stands (webhooks get it as oldObject).
       const old = this.external(cur.obj);
-      await validate(this.validating, old, { operation: 'DELETE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, name, old, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
+      await this.admission.validate(old, { operation: 'DELETE', resource: `${this.gr.group}/${this.gr.resource}`, namespace, name, old, dryRun: !!ctx.dryRun, ...(ctx.user ? { user: ctx.user } : {}) });
     }
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       if (!cur) throw notFound(this.gr, name);

@@ -5,7 +5,6 @@
  */
 import type { KubeObject } from '@kubeling/api';
 import { badRequest, failure, isPlainObject, rfc3339 } from '@kubeling/apimachinery';
-import { admit } from '../../admission/index.js';
 import type { ServiceAccountTokens } from '../../auth/index.js';
 import type { Store } from '../store.js';
 
@@ -26,7 +25,7 @@ export async function createTokenRequest(
   if (!isPlainObject(body)) throw badRequest('TokenRequest must be a JSON object');
   const spec = ((body as { spec?: TokenRequestSpec }).spec ?? {}) as TokenRequestSpec;
   // Admission sees the TokenRequest as written (NodeRestriction binds kubelets' tokens to their pods).
-  await admit(deps.serviceAccounts.admission, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name, namespace: ns }, spec } as unknown as KubeObject, {
+  await deps.serviceAccounts.admission.admit({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name, namespace: ns }, spec } as unknown as KubeObject, {
     operation: 'CREATE',
     resource: '/serviceaccounts',
     subresource: 'token',
