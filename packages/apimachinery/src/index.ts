@@ -7,3 +7,4 @@ export * as field from './field-errors.js';
 export { type FieldError, type FieldErrorType, Path, aggregateMessage, fieldErrorBody, fieldErrorMessage, fieldErrorReason } from './field-errors.js';
 export * from './patch/index.js';
 export * from './quantity.js';
+export * from './gojson.js';

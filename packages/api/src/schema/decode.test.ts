@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { base64Error, checkAgainstSchema, goFloat, jsonNumberText, typeErrorMessage, type DecodeOptions } from './decode.js';
+import { base64Error, checkAgainstSchema, goJSONFloat, jsonNumberText, typeErrorMessage, type DecodeOptions } from './decode.js';
 import { Deployment } from '../kinds/apps-v1.js';
 import { ConfigMap, Pod, Secret } from '../kinds/core-v1.js';
 import type { TSchema } from '@sinclair/typebox';
@@ -68,9 +68,9 @@ test('integers: without number texts the value is written as Go writes a float64
   assert.equal(replicas('1.0'), undefined); // JSON.parse gives 1: only the body's text tells
   // a numberText that knows nothing falls back the same way
   assert.equal(firstError(Deployment, spec('{"replicas":2.5}'), { numberText: () => undefined }), msg('2.5'));
-  assert.equal(goFloat(-0), '-0');
-  assert.equal(goFloat(1e21), '1e+21');
-  assert.equal(goFloat(123456789012), '123456789012');
+  assert.equal(goJSONFloat(-0), '-0');
+  assert.equal(goJSONFloat(1e21), '1e+21');
+  assert.equal(goJSONFloat(123456789012), '123456789012');
 });
 
 test('the field path has struct field names only: no list indices, no map keys', () => {

@@ -115,7 +115,7 @@ function goType(n: Node): string {
 }
 
 /** A number as Go's encoding/json writes a float64 (JavaScript's shortest form and exponent thresholds are the same). */
-export function goFloat(n: number): string {
+export function goJSONFloat(n: number): string {
   if (Number.isNaN(n)) return 'NaN';
   if (n === Infinity) return '+Inf';
   if (n === -Infinity) return '-Inf';
@@ -219,7 +219,7 @@ function run(w: Walk, root: Frame): void {
 }
 
 function numberText(w: Walk, f: Frame, n: number): string {
-  return w.numberText?.(n, locPath(f.loc)) ?? goFloat(n);
+  return w.numberText?.(n, locPath(f.loc)) ?? goJSONFloat(n);
 }
 
 function visit(w: Walk, f: Frame, n: Node, stack: Frame[]): void {
@@ -426,7 +426,7 @@ export function jsonNumberText(text: string): NumberText | undefined {
         if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
       }
       const lit = text.slice(i, end);
-      if (goFloat(Number(lit)) !== lit) {
+      if (goJSONFloat(Number(lit)) !== lit) {
         any = true;
         if (!top) rootLit = lit;
         else materialize(top).set(top.arr ? top.idx : top.key, lit);

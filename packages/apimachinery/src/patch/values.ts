@@ -6,6 +6,7 @@
  * stack. `run` executes generator functions that `yield` the sub-computations
  * they would otherwise call recursively, so deep merges keep a flat native stack.
  */
+import { goFloat } from '../field-errors.js';
 
 type Obj = Record<string, unknown>;
 
@@ -157,23 +158,7 @@ const INT64_LIMIT = 2 ** 63;
 /** A number decoded the way upstream's decoder keeps it: integers as int64, the rest as float64. */
 const isInt64 = (n: number) => Number.isInteger(n) && Math.abs(n) < INT64_LIMIT;
 
-/** Go's `%v` of a float64 (`strconv.FormatFloat(f, 'g', -1, 64)` with %v's exponent threshold of 21). */
-export function goFloat(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : '-Inf';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const sign = f < 0 ? '-' : '';
-  const [mant, expText] = Math.abs(f).toExponential().split('e') as [string, string];
-  const digits = mant.replace('.', '');
-  const exp = Number(expText);
-  if (exp < -4 || exp >= 21) {
-    const e = Math.abs(exp);
-    return `${sign}${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ''}e${exp < 0 ? '-' : '+'}${e < 10 ? `0${e}` : e}`;
-  }
-  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
-  if (digits.length <= exp + 1) return `${sign}${digits}${'0'.repeat(exp + 1 - digits.length)}`;
-  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
-}
+export { goFloat };
 
 function goNumber(n: number): string {
   return isInt64(n) ? BigInt(n).toString() : goFloat(n);

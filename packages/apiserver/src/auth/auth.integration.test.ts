@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kubectl, kubectlBinaries, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { Kubectl, clientFor, kubectlBinaries, startTestEnv, type TestEnv } from '@kubeling/testenv';
 
 let env: TestEnv;
 let dir: string;
@@ -19,38 +19,7 @@ let jane: { certPem: string; keyPem: string };
 
 type Creds = { certPem?: string; keyPem?: string; token?: string; headers?: Record<string, string> };
 
-function call(method: string, path: string, creds: Creds = {}, body?: unknown): Promise<{ status: number; body: any }> {
-  const u = new URL(env.url + path);
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname + u.search,
-        method,
-        ca: env.pki!.caPem,
-        ...(creds.certPem ? { cert: creds.certPem, key: creds.keyPem } : {}),
-        headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}), ...(creds.token ? { authorization: `Bearer ${creds.token}` } : {}), ...(creds.headers ?? {}) },
-      },
-      (res) => {
-        let b = '';
-        res.on('data', (d) => (b += d));
-        res.on('end', () => {
-          let parsed: unknown = b;
-          try {
-            parsed = JSON.parse(b);
-          } catch {
-            // text
-          }
-          resolve({ status: res.statusCode!, body: parsed });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const call = (method: string, path: string, creds: Creds = {}, body?: unknown) => clientFor(env, creds)(method, path, body);
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'authn-'));

@@ -4,7 +4,7 @@
  * errors (`... cannot be handled as a Deployment: strict decoding error: ...`).
  */
 import { checkAgainstSchema, jsonNumberText, type KubeObject, type NumberText, type ResourceDef, typeErrorMessage } from '@kubeling/api';
-import { StatusError, badRequest, isPlainObject, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
+import { StatusError, badRequest, goJSONSyntaxError, isPlainObject, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
 import YAML from 'yaml';
 import { decodeProtobufBody } from './protobuf.js';
 
@@ -71,17 +71,6 @@ export function scanJsonDepth(text: string): void {
   }
 }
 
-/** Go's encoding/json wording for the common syntax errors JSON.parse reports. */
-function goSyntaxError(text: string, e: Error): string {
-  const m = e.message;
-  if (/Unexpected end of JSON input|Unterminated string/i.test(m)) return 'unexpected end of JSON input';
-  const tok = /Unexpected token '?(.)'?|Unexpected non-whitespace character|Bad control character/.exec(m);
-  const pos = /position (\d+)/.exec(m);
-  const ch = tok?.[1] ?? (pos ? text[Number(pos[1])] : undefined);
-  if (ch !== undefined) return `invalid character '${ch === "'" ? "\\'" : ch}' looking for beginning of value`;
-  return m;
-}
-
 /** Parses a JSON or YAML body into a plain value; 400 (a BodySyntaxError) on malformed input. */
 export function parseBody(raw: Buffer | undefined, contentType: string, what = 'request'): unknown {
   return parseBodyFull(raw, contentType, what).value;
@@ -104,7 +93,7 @@ export function parseBodyFull(raw: Buffer | undefined, contentType: string, what
     try {
       return { value: JSON.parse(text), numberText: jsonNumberText(text) };
     } catch (e) {
-      throw new BodySyntaxError(goSyntaxError(text, e as Error));
+      throw new BodySyntaxError(goJSONSyntaxError(text, e as Error));
     }
   }
   throw unsupportedMediaType(contentType, BODY_TYPES);

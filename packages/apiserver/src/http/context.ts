@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ResourceDef } from '@kubeling/api';
-import { badRequest, isPlainObject, unsupportedMediaType } from '@kubeling/apimachinery';
+import { badRequest, goJSONKind, isPlainObject, unsupportedMediaType } from '@kubeling/apimachinery';
 import type { RequestInfo } from './request-info.js';
 import { BODY_TYPES, BodySyntaxError, PROTOBUF_TYPE, YAML_TYPE, checkObjectBody, encode, mediaType, parseBodyFull, summarizeBody, wantsYaml, type FieldValidation } from './codec.js';
 import type { Store } from '../registry/store.js';
@@ -66,8 +66,7 @@ export function decodeObject(c: HandlerContext, def: ResourceDef, validation: Fi
   }
   const body = parsed.value;
   if (body !== null && body !== undefined && !isPlainObject(body)) {
-    const got = Array.isArray(body) ? 'array' : typeof body === 'boolean' ? 'bool' : typeof body;
-    throw unrecognized(`couldn't get version/kind; json parse error: json: cannot unmarshal ${got} into Go value of type ${GO_TYPEMETA}`);
+    throw unrecognized(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goJSONKind(body)} into Go value of type ${GO_TYPEMETA}`);
   }
   return checkObjectBody(def, body ?? {}, validation, kind, parsed.numberText);
 }

@@ -5,7 +5,7 @@
  * apimachinery's internalversion validation (422 `ListOptions.meta.k8s.io ""
  * is invalid: ...`).
  */
-import { aggregateMessage, badRequest, failure, field, isPlainObject, type FieldError } from '@kubeling/apimachinery';
+import { aggregateMessage, badRequest, failure, field, goJSONKind, isPlainObject, type FieldError } from '@kubeling/apimachinery';
 import type { DeleteOptions, ListOptions, WriteContext } from '../registry/store.js';
 import { managerFromUserAgent } from '../fieldmanager/index.js';
 import { q1, queryBool, type Query } from './request-info.js';
@@ -137,8 +137,6 @@ export function includeObject(q: Query): IncludeObject {
 const META_KINDS = new Set(['Status', 'APIVersions', 'APIGroupList', 'APIGroup', 'APIResourceList', 'ListOptions', 'GetOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'WatchEvent', 'Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
 const DELETE_FIELDS: Record<string, string> = { gracePeriodSeconds: 'int64', propagationPolicy: 'string', orphanDependents: 'bool', dryRun: '[]string', preconditions: 'v1.Preconditions', ignoreStoreReadErrorWithClusterBreakingPotential: 'bool' };
 
-const goJsonKind = (v: unknown): string => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v === 'object' ? 'object' : typeof v);
-
 /**
  * The DeleteOptions of a DELETE: from the body when there is one (JSON or YAML
  * of kind DeleteOptions), else from the query; 400 for a body that is no
@@ -152,7 +150,7 @@ export function deleteOptions(c: HandlerContext): DeleteOptions {
     const parsed = parseBody(raw, c.req.headers['content-type'] ?? 'application/json');
     if (parsed !== null) {
       if (!isPlainObject(parsed)) {
-        throw badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goJsonKind(parsed)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
+        throw badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goJSONKind(parsed)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
       }
       const kind = parsed.kind;
       if (kind !== undefined && kind !== '' && kind !== 'DeleteOptions') {
@@ -170,7 +168,7 @@ export function deleteOptions(c: HandlerContext): DeleteOptions {
           type === '[]string' ? Array.isArray(v) && v.every((x) => typeof x === 'string') :
           isPlainObject(v) && ['uid', 'resourceVersion'].every((f) => (v as Record<string, unknown>)[f] === undefined || (v as Record<string, unknown>)[f] === null || typeof (v as Record<string, unknown>)[f] === 'string');
         if (!ok) {
-          const got = type === 'int64' && typeof v === 'number' ? `number ${v}` : type === '[]string' && Array.isArray(v) ? goJsonKind(v.find((x) => typeof x !== 'string')) : goJsonKind(v);
+          const got = type === 'int64' && typeof v === 'number' ? `number ${v}` : type === '[]string' && Array.isArray(v) ? goJSONKind(v.find((x) => typeof x !== 'string')) : goJSONKind(v);
           throw badRequest(`json: cannot unmarshal ${got} into Go struct field DeleteOptions.${k} of type ${type}`);
         }
       }

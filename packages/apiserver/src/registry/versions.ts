@@ -4,7 +4,7 @@
  * continue.go), with their error texts. Revisions are etcd's int64s; a value
  * beyond 2^53 is kept as a bigint so that no digit is lost on its way back.
  */
-import { badRequest, failure, field, tooLargeResourceVersion } from '@kubeling/apimachinery';
+import { badRequest, failure, field, goJSONKind, goJSONSyntaxError, tooLargeResourceVersion } from '@kubeling/apimachinery';
 
 const MAX_UINT64 = 2n ** 64n - 1n;
 const INT64_MIN = -(2n ** 63n);
@@ -60,24 +60,24 @@ export function decodeContinue(token: string): { start: string; rv: number } {
   try {
     t = JSON.parse(text);
   } catch (e) {
-    throw bad(goSyntaxError(text, e as Error));
+    throw bad(goJSONSyntaxError(text, e as Error));
   }
   const target = 'Go value of type storage.continueToken';
   if (t === null) t = {};
-  if (typeof t !== 'object' || Array.isArray(t)) throw bad(`json: cannot unmarshal ${goKind(t)} into ${target}`);
+  if (typeof t !== 'object' || Array.isArray(t)) throw bad(`json: cannot unmarshal ${goJSONKind(t)} into ${target}`);
   const o = t as Record<string, unknown>;
   const fieldErr = (name: string, type: string, got: string) => bad(`json: cannot unmarshal ${got} into Go struct field continueToken.${name} of type ${type}`);
   const v = o.v ?? '';
-  if (typeof v !== 'string') throw fieldErr('v', 'string', goKind(v));
+  if (typeof v !== 'string') throw fieldErr('v', 'string', goJSONKind(v));
   let rv = 0;
   if (o.rv !== undefined && o.rv !== null) {
-    if (typeof o.rv !== 'number') throw fieldErr('rv', 'int64', goKind(o.rv));
+    if (typeof o.rv !== 'number') throw fieldErr('rv', 'int64', goJSONKind(o.rv));
     const literal = /"rv"\s*:\s*(-?[0-9][0-9.eE+-]*)/.exec(text)?.[1] ?? String(o.rv);
     if (!/^-?\d+$/.test(literal) || BigInt(literal) < INT64_MIN || BigInt(literal) > INT64_MAX) throw fieldErr('rv', 'int64', `number ${literal}`);
     rv = Number(BigInt(literal));
   }
   const start = o.start ?? '';
-  if (typeof start !== 'string') throw fieldErr('start', 'string', goKind(start));
+  if (typeof start !== 'string') throw fieldErr('start', 'string', goJSONKind(start));
   if (v !== 'meta.k8s.io/v1') throw bad(`server does not recognize this encoded version ${v}`);
   if (rv === 0) throw bad('incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
   if (start === '') throw bad('encoded start key empty (version meta.k8s.io/v1)');
@@ -95,19 +95,6 @@ export function continueExpired(start: string): never {
   (err.status.metadata as Record<string, unknown>).continue = encodeContinue(-1, start);
   throw err;
 }
-
-const goKind = (v: unknown): string => (Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v === 'object' ? 'object' : typeof v === 'number' ? 'number' : 'string');
-
-/** The text of Go's encoding/json syntax errors, for the common cases. */
-function goSyntaxError(text: string, e: Error): string {
-  const trimmed = text.trimStart();
-  if (!trimmed) return 'unexpected end of JSON input';
-  const c = trimmed[0]!;
-  if (!'{["-0123456789tfn'.includes(c)) return `invalid character ${goChar(c)} looking for beginning of value`;
-  return e.message;
-}
-
-const goChar = (c: string): string => (c === "'" ? `'\\''` : c === '"' ? `'"'` : `'${c}'`);
 
 /** Go's path.Clean for a rooted path. */
 export function cleanPath(p: string): string {
