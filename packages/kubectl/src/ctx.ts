@@ -239,7 +239,7 @@ export class Ctx {
 export interface Target {
   mapping: Mapping;
   namespace: string | undefined;
-  name?: string;
+  name?: string | undefined;
 }
 
 export function apiVersionOf(m: Mapping): string {

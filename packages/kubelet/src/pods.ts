@@ -15,7 +15,7 @@ import type { KubeObject } from '@kubeling/api';
 import { isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
 import type { EventRecorder, RestClient } from '@kubeling/client';
 import { podRequests, requiredNodeAffinityMatches } from '@kubeling/component-helpers';
-import { CriError, parseImageRef, type ContainerStatus, type CriRuntime, type PodSandboxConfig } from '@kubeling/cri';
+import { CriError, parseImageRef, type ContainerStatus, type CriRuntime, type PodSandboxConfig, type PortMapping } from '@kubeling/cri';
 import type { Logger } from 'pino';
 import { qosClass } from '@kubeling/component-helpers';
 import { ConfigError, containerEnv, expand, pullPolicy, type EnvSources, type Obj } from './podutil.js';
@@ -56,7 +56,7 @@ const terminalPhase = (p: string | undefined) => p === 'Succeeded' || p === 'Fai
 export class PodManager {
   readonly probes: ProbeManager;
   private readonly pods = new Map<string, KubeObject>();
-  private readonly workers = new Map<string, { running: boolean; again: boolean; timer?: NodeJS.Timeout; due?: number }>();
+  private readonly workers = new Map<string, { running: boolean; again: boolean; timer?: NodeJS.Timeout | undefined; due?: number | undefined }>();
   private readonly backoffs = new Map<string, Backoff>();
   private readonly waiting = new Map<string, Waiting>();
   private readonly lastStatus = new Map<string, Obj>();
@@ -308,7 +308,7 @@ export class PodManager {
       metadata: { name, uid, namespace, attempt },
       hostname: spec.hostname ?? name,
       log_directory: join(this.o.rootDir, 'logs', 'pods', `${namespace}_${name}_${uid}`),
-      port_mappings: ports as PodSandboxConfig['port_mappings'],
+      port_mappings: ports as PortMapping[],
       labels: { [LABEL_POD_UID]: uid, [LABEL_POD_NAME]: name, [LABEL_POD_NAMESPACE]: namespace },
       annotations: {},
     };

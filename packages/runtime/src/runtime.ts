@@ -60,7 +60,7 @@ interface Sandbox {
   state: 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
   createdAt: string;
   ip: string;
-  pause?: ChildProcess;
+  pause?: ChildProcess | undefined;
 }
 
 interface Ctr {
@@ -80,7 +80,7 @@ interface Ctr {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
-  proc?: ChildProcess;
+  proc?: ChildProcess | undefined;
   exited?: Promise<void>;
   /** Connections attached to the container's stdio. */
   attachers: Set<Attacher>;

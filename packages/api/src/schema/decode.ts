@@ -63,7 +63,7 @@ export type NumberText = (n: number, path: readonly (string | number)[]) => stri
 
 export interface DecodeOptions {
   /** See `NumberText`; `jsonNumberText(body)` builds one from a JSON body's text. Leave unset for YAML bodies. */
-  numberText?: NumberText;
+  numberText?: NumberText | undefined;
 }
 
 type Node = TSchema & {

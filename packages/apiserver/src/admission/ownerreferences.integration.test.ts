@@ -60,8 +60,8 @@ test("the controller-manager's identity sets blockOwnerDeletion on what its cont
   const ref = (apiVersion: string, kind: string) => [{ apiVersion, kind, name: 'o', uid: '00000000-0000-0000-0000-000000000002', controller: true, blockOwnerDeletion: true }];
   const pod = (name: string, ownerReferences: unknown[]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, ownerReferences }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
   await admin('POST', `${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
-  for (const [apiVersion, kind] of [['apps/v1', 'ReplicaSet'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'DaemonSet'], ['batch/v1', 'Job']]) {
-    const res = await kcm('POST', `${NS}/pods`, pod(`p-${kind.toLowerCase()}`, ref(apiVersion!, kind!)));
+  for (const [apiVersion, kind] of [['apps/v1', 'ReplicaSet'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'DaemonSet'], ['batch/v1', 'Job']] as const) {
+    const res = await kcm('POST', `${NS}/pods`, pod(`p-${kind.toLowerCase()}`, ref(apiVersion, kind)));
     assert.equal(res.status, 201, `${kind}: ${res.text}`);
   }
   const slice = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 's', ownerReferences: ref('v1', 'Service') }, addressType: 'IPv4', endpoints: [], ports: [] };

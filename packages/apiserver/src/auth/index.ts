@@ -118,7 +118,7 @@ export function authHook(gate: Gate) {
     const attrs = attributesOf(req, user);
     const d = gate.authorizer.authorize(attrs);
     // The authorizers' reasons follow the message, as upstream's responsewriters.Forbidden writes them.
-    if (!d.allowed) throw failure('Forbidden', forbiddenMessage(attrs) + (d.reason ? `: ${d.reason}` : ''), attrs.isResourceRequest ? { ...(attrs.apiGroup ? { group: attrs.apiGroup } : {}), kind: attrs.resource, ...(attrs.name ? { name: attrs.name } : {}) } : undefined);
+    if (!d.allowed) throw failure('Forbidden', forbiddenMessage(attrs) + (d.reason ? `: ${d.reason}` : ''), attrs.isResourceRequest ? { ...(attrs.apiGroup ? { group: attrs.apiGroup } : {}), ...(attrs.resource !== undefined ? { kind: attrs.resource } : {}), ...(attrs.name ? { name: attrs.name } : {}) } : undefined);
   };
 }
 

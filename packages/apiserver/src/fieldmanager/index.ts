@@ -253,8 +253,8 @@ export function apply(live: KubeObject | undefined, applied: KubeObject, ctx: Fi
   const merged = mergeApplied(base, applied, ctx.schema) as KubeObject;
   merged.metadata = { ...(merged.metadata ?? {}) };
   if (live) {
-    merged.apiVersion = live.apiVersion;
-    merged.kind = live.kind;
+    if (live.apiVersion !== undefined) merged.apiVersion = live.apiVersion;
+    if (live.kind !== undefined) merged.kind = live.kind;
   }
   // What this manager applied before and no longer does goes, unless someone else holds it.
   const mine = entryFor(entries, ctx, 'Apply');

@@ -380,8 +380,8 @@ export class Store {
   async create(namespace: string | undefined, input: KubeObject, ctx: WriteContext = {}): Promise<KubeObject> {
     const obj = this.internal(structuredClone(input));
     const meta = obj.metadata;
-    if (this.def.namespaced) meta.namespace = namespace ?? meta.namespace;
-    else delete meta.namespace;
+    if (!this.def.namespaced) delete meta.namespace;
+    else if (namespace !== undefined) meta.namespace = namespace;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     // System fields are the server's (rest.FillObjectMetaSystemFields).
     meta.uid = randomUUID();
@@ -444,7 +444,10 @@ export class Store {
       }
       await this.admission.validate(this.external(candidate), attrs);
       if (opts.ctx?.applied) {
-        if (opts.subresource === 'status') candidate.metadata.managedFields = proposed.metadata.managedFields;
+        if (opts.subresource === 'status') {
+          if (proposed.metadata.managedFields) candidate.metadata.managedFields = proposed.metadata.managedFields;
+          else delete candidate.metadata.managedFields;
+        }
       } else this.setManagedFields(candidate, trackUpdate(cur.obj, candidate, this.fieldContext(opts.ctx, opts.subresource)));
       if (jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
       if (opts.ctx?.dryRun) return { obj: this.external(candidate), created: false };
@@ -494,7 +497,7 @@ export class Store {
       throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
     }
     obj.metadata.name = name;
-    if (this.def.namespaced) obj.metadata.namespace ??= old.metadata.namespace;
+    if (this.def.namespaced && old.metadata.namespace !== undefined) obj.metadata.namespace ??= old.metadata.namespace;
     let errs: FieldError[];
     if (subresource && subresource !== 'status') {
       const hook = this.strategy.subresourceUpdate?.[subresource];
@@ -669,8 +672,8 @@ function specOf(o: KubeObject): Record<string, unknown> {
 function keepSystemMeta(obj: KubeObject, old: KubeObject): void {
   const m = obj.metadata;
   const o = old.metadata;
-  m.uid = o.uid;
-  m.creationTimestamp = o.creationTimestamp;
+  if (o.uid !== undefined) m.uid = o.uid;
+  if (o.creationTimestamp !== undefined) m.creationTimestamp = o.creationTimestamp;
   if (o.deletionTimestamp) m.deletionTimestamp = o.deletionTimestamp;
   else delete m.deletionTimestamp;
   if (o.deletionGracePeriodSeconds !== undefined) m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;

@@ -68,7 +68,7 @@ async function replicaSets(ctx: Ctx, d: Obj): Promise<Obj[]> {
 const revision = (rs: Obj): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
 
 /** The ControllerRevisions of a StatefulSet or DaemonSet, oldest first, with the pod template each holds. */
-async function controllerRevisions(ctx: Ctx, s: Obj): Promise<{ revision: number; changeCause?: string; template: Obj; data: Obj }[]> {
+async function controllerRevisions(ctx: Ctx, s: Obj): Promise<{ revision: number; changeCause?: string | undefined; template: Obj; data: Obj }[]> {
   const list = await ctx.client.get<Obj>(`/apis/apps/v1/namespaces/${s.metadata.namespace}/controllerrevisions`);
   return ((list.items ?? []) as Obj[])
     .filter((cr) => ((cr.metadata.ownerReferences ?? []) as Obj[]).some((r) => r.controller && r.uid === s.metadata.uid))

@@ -34,7 +34,6 @@ export function defaultJobSpec(s: JobSpec): void {
   s.completionMode ??= 'NonIndexed';
   s.suspend ??= false;
   s.podReplacementPolicy ??= 'TerminatingOrFailed';
-  s.manualSelector ??= undefined;
   if (s.manualSelector === undefined) delete s.manualSelector;
   if (s.template) {
     s.template.spec ??= {};

@@ -60,7 +60,7 @@ export const podStrategy: Strategy = {
     for (const list of ['containers', 'initContainers'] as const) {
       (a[list] ?? []).forEach((c, i) => {
         const o = b[list]?.[i];
-        if (o) c.image = o.image;
+        if (o?.image !== undefined) c.image = o.image;
       });
     }
     delete a.activeDeadlineSeconds;

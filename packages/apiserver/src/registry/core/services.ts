@@ -87,7 +87,7 @@ export const serviceStrategy: Strategy = {
       s.internalTrafficPolicy ??= 'Cluster';
       for (const p of s.ports ?? []) {
         p.protocol ??= 'TCP';
-        p.targetPort ??= p.port;
+        if (p.port !== undefined) p.targetPort ??= p.port;
       }
     }
   },
