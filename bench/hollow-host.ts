@@ -2,7 +2,7 @@
  * Runs N hollow kubelets (in-process runtime without processes) in one
  * process, for scale benchmarks. Prints "ready" once every node registered.
  *
- *   node --import tsx bench/hollow-host.ts --master URL --count 100 --dir DIR
+ *   node --conditions=kubeling-dist bench/dist/hollow-host.js --master URL --count 100 --dir DIR
  */
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';

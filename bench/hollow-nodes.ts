@@ -17,7 +17,7 @@ import pino from 'pino';
 import { ControllerManager } from '@kubeling/controller-manager';
 import { InformerFactory, RestClient } from '@kubeling/client';
 import { buildConfig, Scheduler } from '@kubeling/scheduler';
-import { readWatch, request, startTestEnv, stopChild } from '@kubeling/testenv';
+import { nodeArgs, readWatch, request, startTestEnv, stopChild } from '@kubeling/testenv';
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '2000' }, qps: { type: 'string', default: '200' } } });
 const NODES = Number(values.nodes);
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-hollow-'));
   const env = await startTestEnv({ apiserverProcess: true, server: { compactionIntervalMs: 0 } });
   const config = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
-  const host = spawn(process.execPath, ['--import', 'tsx', 'bench/hollow-host.ts', `--master=${env.url}`, `--count=${NODES}`, `--dir=${dir}`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const host = spawn(process.execPath, nodeArgs(import.meta.url.endsWith('.js') ? 'bench/dist/hollow-host.js' : 'bench/hollow-host.ts', [`--master=${env.url}`, `--count=${NODES}`, `--dir=${dir}`]), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const mgr = new ControllerManager({ config, controllers: ['deployment', 'replicaset'], leaderElect: false, log: pino({ level: 'warn' }), qps: QPS, burst: QPS * 2 });
   const client = new RestClient(config, { qps: QPS, burst: QPS * 2 });
   const informers = new InformerFactory(client);

@@ -4,10 +4,15 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get as httpsGet } from 'node:https';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The checkout: the folder with pnpm-workspace.yaml above this module (run from scripts/ or its build in scripts/dist/). */
+export const ROOT = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'pnpm-workspace.yaml')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+})();
 export const STATE = join(ROOT, '.kubeling');
 export const LOGS = join(STATE, 'logs');
 export const STATE_FILE = join(STATE, 'cluster.json');

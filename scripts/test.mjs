@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildAll } from './build.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const files = [];
@@ -24,6 +25,9 @@ for (const d of ['packages', 'test']) {
 const filter = process.argv.slice(2);
 const selected = filter.length ? files.filter((f) => filter.some((x) => f.includes(x))) : files;
 files.sort();
+
+// The compiled components, as `npm run up` runs them (only what changed is compiled again).
+await buildAll();
 
 if (!filter.length && !process.env.SKIP_TYPECHECK) {
   console.log('# typecheck: tsc -p tsconfig.json');

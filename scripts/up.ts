@@ -25,6 +25,11 @@ const { values } = parseArgs({
   strict: true,
 });
 
+/** Node's arguments to run a component's (or script's) compiled main; `npm run up` builds them first. */
+function built(main: string, ...args: string[]): string[] {
+  return ['--conditions=kubeling-dist', main, ...args];
+}
+
 function start(name: string, cmd: string, args: string[]): Component {
   const log = openSync(join(LOGS, `${name}.log`), 'a');
   const child = spawn(cmd, args, { cwd: ROOT, detached: true, stdio: ['ignore', log, log] });
@@ -145,10 +150,8 @@ async function main(): Promise<void> {
   };
   for (const [i, url] of apiURLs.entries()) {
     await ports.release(Number(new URL(url).port));
-    const apiserver = start(apiCount === 1 ? 'apiserver' : `apiserver-${i + 1}`, process.execPath, [
-      '--import',
-      'tsx',
-      'packages/apiserver/src/main.ts',
+    const apiserver = start(apiCount === 1 ? 'apiserver' : `apiserver-${i + 1}`, process.execPath, built(
+      'packages/apiserver/dist/main.js',
       `--etcd-servers=${etcdURL}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${new URL(url).port}`,
@@ -163,7 +166,7 @@ async function main(): Promise<void> {
       `--kubelet-client-certificate=${pki.clients['apiserver-kubelet-client']!.cert}`,
       `--kubelet-client-key=${pki.clients['apiserver-kubelet-client']!.key}`,
       `--kubelet-certificate-authority=${pki.ca}`,
-    ]);
+    ));
     apiserver.health = `${url}/readyz`;
     components.push(apiserver);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -173,14 +176,14 @@ async function main(): Promise<void> {
 
   // Controller-managers and schedulers: one each, or two each with --ha (leader-elected, on different apiservers).
   for (const [kind, pkg, user, basePort] of [
-    ['controller-manager', 'packages/controller-manager/src/main.ts', 'system:kube-controller-manager', 10257],
-    ['scheduler', 'packages/scheduler/src/main.ts', 'system:kube-scheduler', 10259],
+    ['controller-manager', 'packages/controller-manager/dist/main.js', 'system:kube-controller-manager', 10257],
+    ['scheduler', 'packages/scheduler/dist/main.js', 'system:kube-scheduler', 10259],
   ] as const) {
     for (let i = 0; i < apiCount; i++) {
       const port = await pickPort(basePort + 20 * i);
       const name = apiCount === 1 ? kind : `${kind}-${i + 1}`;
       await ports.release(port);
-      const c = start(name, process.execPath, ['--import', 'tsx', pkg, `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`, '--bind-address=127.0.0.1', `--secure-port=${port}`]);
+      const c = start(name, process.execPath, built(pkg, `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`, '--bind-address=127.0.0.1', `--secure-port=${port}`));
       c.health = `http://127.0.0.1:${port}/healthz`;
       components.push(c);
       writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -193,7 +196,7 @@ async function main(): Promise<void> {
   {
     const port = await pickPort(10256);
     await ports.release(port);
-    const proxy = start('proxy', process.execPath, ['--import', 'tsx', 'packages/proxy/src/main.ts', `--kubeconfig=${kubeconfigFor('proxy', 'system:kube-proxy')}`, `--healthz-port=${port}`]);
+    const proxy = start('proxy', process.execPath, built('packages/proxy/dist/main.js', `--kubeconfig=${kubeconfigFor('proxy', 'system:kube-proxy')}`, `--healthz-port=${port}`));
     proxy.health = `http://127.0.0.1:${port}/healthz`;
     components.push(proxy);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -213,14 +216,14 @@ async function main(): Promise<void> {
       const dir = join(STATE, 'containerd', node);
       mkdirSync(dir, { recursive: true });
       podNet = `10.244.${50 + i}.0/24`;
-      rt = start(`containerd-${i}`, process.execPath, ['--import', 'tsx', 'scripts/containerd-node.ts', `--dir=${dir}`, `--subnet=${podNet}`]);
+      rt = start(`containerd-${i}`, process.execPath, built('scripts/dist/containerd-node.js', `--dir=${dir}`, `--subnet=${podNet}`));
       rt.health = `file://${join(dir, 'endpoint')}`;
       components.push(rt);
       writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
       await waitHealthy(rt, rt.health, 60_000);
       sock = readFileSync(join(dir, 'endpoint'), 'utf8');
     } else {
-      rt = start(`runtime-${i}`, process.execPath, ['--import', 'tsx', 'packages/runtime/src/main.ts', `--listen=${sock}`, `--root=${join(STATE, 'runtime', node)}`, `--pod-cidr=${podNet}`]);
+      rt = start(`runtime-${i}`, process.execPath, built('packages/runtime/dist/main.js', `--listen=${sock}`, `--root=${join(STATE, 'runtime', node)}`, `--pod-cidr=${podNet}`));
       rt.health = sock;
       components.push(rt);
       writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -229,10 +232,8 @@ async function main(): Promise<void> {
     const port = await pickPort(10250 + 10 * (i - 1));
     const serving = await ensureServingCert(join(STATE, 'pki'), `kubelet-${node}-serving`, { commonName: `${node}`, ips: ['127.0.0.1'], dnsNames: [node, 'localhost'] });
     await ports.release(port);
-    const kubelet = start(`kubelet-${i}`, process.execPath, [
-      '--import',
-      'tsx',
-      'packages/kubelet/src/main.ts',
+    const kubelet = start(`kubelet-${i}`, process.execPath, built(
+      'packages/kubelet/dist/main.js',
       `--node-name=${node}`,
       `--kubeconfig=${kubeconfigFor(`kubelet-${node}`, `system:node:${node}`)}`,
       `--container-runtime-endpoint=${sock}`,
@@ -242,7 +243,7 @@ async function main(): Promise<void> {
       `--tls-private-key-file=${serving.key}`,
       `--client-ca-file=${pki.ca}`,
       '--authorization-mode=Webhook',
-    ]);
+    ));
     kubelet.health = `https://127.0.0.1:${port}/healthz`;
     components.push(kubelet);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });

@@ -58,7 +58,10 @@ before(async () => {
   let log = '';
   dockerd.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
   await waitFor(async () => (await sh('docker', ['version'], 10_000)).code === 0, 30_000, `dockerd (${log})`);
-  const prep = await sh(process.execPath, ['--import', 'tsx', 'scripts/compose.ts', `--dir=${join(ROOT, stateRel)}`, `--port=${port}`]);
+  // As `npm run compose:prepare`: the image runs the compiled components.
+  const build = await sh(process.execPath, ['scripts/build.mjs']);
+  assert.equal(build.code, 0, build.out);
+  const prep = await sh(process.execPath, ['--conditions=kubeling-dist', 'scripts/dist/compose.js', `--dir=${join(ROOT, stateRel)}`, `--port=${port}`]);
   assert.equal(prep.code, 0, prep.out);
 });
 

@@ -66,16 +66,22 @@ function readyOverTLS(url: string, caPem: string): Promise<boolean> {
   });
 }
 
+/**
+ * Whether this module runs compiled (packages/testenv/dist, as the benchmarks
+ * run it) or from source through tsx (as the tests do): components it spawns run the same way.
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+
 /** The entry point of a workspace package's main module, for spawning components. */
 export function packageMain(pkg: string): string {
-  return fileURLToPath(new URL(`../../${pkg}/src/main.ts`, import.meta.url));
+  return fileURLToPath(new URL(COMPILED ? `../../${pkg}/dist/main.js` : `../../${pkg}/src/main.ts`, import.meta.url));
 }
 
-/** `node --import tsx <file>`: how components run from source. */
+/** Node's arguments for a component: its compiled main, or `--import tsx` and its source. */
 export function nodeArgs(file: string, args: string[]): string[] {
   // KUBELING_PROFILE_DIR: write a CPU profile of each spawned component there.
   const prof = process.env.KUBELING_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KUBELING_PROFILE_DIR}`] : [];
-  return [...prof, '--import', 'tsx', file, ...args];
+  return [...prof, ...(file.endsWith('.js') ? ['--conditions=kubeling-dist'] : ['--import', 'tsx']), file, ...args];
 }
 
 export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
