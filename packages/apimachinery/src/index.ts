@@ -1,8 +1,8 @@
 export * from './errors.js';
 export * from './util.js';
-export * from './labels.js';
+export * from './labels/index.js';
 export * from './fields.js';
-export * from './validation.js';
+export * from './validation/index.js';
 export * as field from './field-errors.js';
 export { type FieldError, type FieldErrorType, Path, aggregateMessage, fieldErrorBody, fieldErrorMessage, fieldErrorReason } from './field-errors.js';
 export * from './patch/index.js';

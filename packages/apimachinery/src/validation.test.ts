@@ -26,7 +26,7 @@ import {
   validateObjectMetaUpdate,
   validateOwnerReferences,
   validatePathSegmentName,
-} from './validation.js';
+} from './validation/index.js';
 import { aggregateMessage, fieldErrorMessage } from './field-errors.js';
 
 const SUBDOMAIN_MSG =

@@ -8,13 +8,20 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import type { KubeList, KubeObject } from '@kubeling/api';
 import { isStatusError } from '@kubeling/apimachinery';
 import { RestClient, loadKubeConfig, resolveClientConfig, type ClientConfig } from '@kubeling/client';
 import { Discovery, resourcePath, type Mapping } from './discovery.js';
 import { UsageError, type Flags } from './flags.js';
+import { asString, isObject, nested, type JsonObject } from './json.js';
 import { parseDuration } from '@kubeling/apimachinery';
 
-export type Obj = Record<string, any>;
+/**
+ * A document of a `-f` source taken as an object of its kind. Nothing is
+ * checked here but that it is an object; `validate` checks what kubectl
+ * checks before a write, and the server the rest.
+ */
+const asManifest = (doc: unknown) => doc as KubeObject;
 
 export interface IO {
   out(s: string): void;
@@ -76,7 +83,7 @@ export class Ctx {
   }
 
   /** A manifest's own namespace must agree with an explicit `-n`, as kubectl insists. */
-  checkNamespace(obj: Obj): void {
+  checkNamespace(obj: KubeObject): void {
     const own = obj.metadata?.namespace;
     if (this.g.namespace !== undefined && own !== undefined && own !== this.g.namespace) {
       throw new UsageError(`error: the namespace from the provided object "${own}" does not match the namespace "${this.g.namespace}". You must pass '--namespace=${own}' to perform this operation.`);
@@ -87,14 +94,14 @@ export class Ctx {
    * Client-side validation of one object, unless `--validate=false`; the
    * checks (and the API schemas they bring) load only for commands that write.
    */
-  async validate(obj: Obj, source: string): Promise<void> {
+  async validate(obj: JsonObject, source: string): Promise<void> {
     if (!this.validating) return;
     const { validateManifest } = await import('./validate.js');
     validateManifest(obj, source);
   }
 
   /** `-f` manifests for a write: read, namespaces agreeing with `-n`, validated — all before any request. */
-  async manifestsToWrite(): Promise<{ obj: Obj; source: string }[]> {
+  async manifestsToWrite(): Promise<{ obj: KubeObject; source: string }[]> {
     const manifests = this.readManifests();
     for (const { obj, source } of manifests) {
       this.checkNamespace(obj);
@@ -136,15 +143,16 @@ export class Ctx {
     return m;
   }
 
-  async mappingFor(obj: Obj, source: string): Promise<Mapping> {
-    const m = await this.discovery.forKind(obj.apiVersion, obj.kind);
-    if (!m) throw new UsageError(`error: resource mapping not found for name: "${obj.metadata?.name}" namespace: "${obj.metadata?.namespace ?? ''}" from "${source}": no matches for kind "${obj.kind}" in version "${obj.apiVersion}"\nensure CRDs are installed first`);
+  /** The mapping of a manifest's (or a generated object's) apiVersion and kind; strings that are not there match nothing. */
+  async mappingFor(obj: JsonObject, source: string): Promise<Mapping> {
+    const m = await this.discovery.forKind(asString(obj.apiVersion) ?? '', asString(obj.kind) ?? '');
+    if (!m) throw new UsageError(`error: resource mapping not found for name: "${nested(obj, 'metadata', 'name')}" namespace: "${nested(obj, 'metadata', 'namespace') ?? ''}" from "${source}": no matches for kind "${obj.kind}" in version "${obj.apiVersion}"\nensure CRDs are installed first`);
     return m;
   }
 
   /** Reads `-f` sources: files, directories (`-R` to descend), `-` for stdin; multi-document YAML and Lists. */
-  readManifests(): { obj: Obj; source: string }[] {
-    const out: { obj: Obj; source: string }[] = [];
+  readManifests(): { obj: KubeObject; source: string }[] {
+    const out: { obj: KubeObject; source: string }[] = [];
     const files: string[] = [];
     const visit = (p: string, top: boolean) => {
       if (p === '-') return files.push(p);
@@ -170,11 +178,11 @@ export class Ctx {
       const source = f === '-' ? 'STDIN' : f;
       for (const doc of parseAllDocuments(text)) {
         if (doc.errors.length) throw new UsageError(`error: error parsing ${source}: error converting YAML to JSON: ${doc.errors[0]!.message.split('\n')[0]}`);
-        const obj = doc.toJS() as Obj | null;
+        const obj: unknown = doc.toJS();
         if (obj === null || obj === undefined) continue;
-        if (typeof obj !== 'object' || Array.isArray(obj)) throw new UsageError(`error: error validating "${source}": error validating data: invalid object to validate`);
-        if (obj.kind?.endsWith?.('List') && Array.isArray(obj.items)) for (const item of obj.items as Obj[]) out.push({ obj: item, source });
-        else out.push({ obj, source });
+        if (!isObject(obj)) throw new UsageError(`error: error validating "${source}": error validating data: invalid object to validate`);
+        if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) for (const item of obj.items as unknown[]) out.push({ obj: asManifest(item), source });
+        else out.push({ obj: asManifest(obj), source });
       }
     }
     return out;
@@ -220,15 +228,15 @@ export class Ctx {
   }
 
   /** Lists the objects of a collection target (`-l`, `--field-selector`). */
-  async list(t: Target): Promise<Obj[]> {
+  async list(t: Target): Promise<KubeObject[]> {
     const query = { ...(this.g.selector ? { labelSelector: this.g.selector } : {}), ...(this.g.fieldSelector ? { fieldSelector: this.g.fieldSelector } : {}) };
-    const list = await this.client.get<Obj>(resourcePath(t.mapping, t.namespace), query);
-    return ((list.items ?? []) as Obj[]).map((i) => ({ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...i }));
+    const list = await this.client.get<KubeList>(resourcePath(t.mapping, t.namespace), query);
+    return (list.items ?? []).map((i) => ({ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...i }));
   }
 
-  async getOrNull(path: string): Promise<Obj | undefined> {
+  async getOrNull(path: string): Promise<KubeObject | undefined> {
     try {
-      return await this.client.get<Obj>(path);
+      return await this.client.get<KubeObject>(path);
     } catch (e) {
       if (isStatusError(e) && e.status.reason === 'NotFound') return undefined;
       throw e;

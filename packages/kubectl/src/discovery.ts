@@ -29,19 +29,69 @@ export interface Mapping {
 const AGG = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
 const TTL_MS = 6 * 3600_000;
 
-type Obj = Record<string, any>;
+/** apidiscovery.k8s.io/v2 APIGroupDiscoveryList, as far as kubectl reads it (the first version of a group is its preferred one). */
+interface APIGroupDiscoveryList {
+  items?: { metadata?: { name?: string }; versions?: APIVersionDiscovery[] }[];
+}
+interface APIVersionDiscovery {
+  version: string;
+  resources?: APIResourceDiscovery[];
+}
+interface ResponseKind {
+  group?: string;
+  version?: string;
+  kind?: string;
+}
+interface APIResourceDiscovery {
+  resource: string;
+  responseKind?: ResponseKind;
+  scope?: string;
+  singularResource?: string;
+  shortNames?: string[];
+  verbs?: string[];
+  categories?: string[];
+  subresources?: { subresource: string; responseKind?: ResponseKind; verbs?: string[] }[];
+}
 
-function fromAggregated(doc: Obj): { groups: Obj[]; mappings: Mapping[] } {
+/** v1 APIGroup and APIResourceList: the layout of kubectl's discovery cache. */
+interface GroupVersion {
+  groupVersion: string;
+  version: string;
+}
+interface APIGroup {
+  name: string;
+  versions: GroupVersion[];
+  preferredVersion: GroupVersion;
+}
+interface APIResourceList {
+  kind: 'APIResourceList';
+  apiVersion: 'v1';
+  groupVersion: string;
+  resources: APIResource[];
+}
+interface APIResource {
+  name: string;
+  singularName?: string;
+  namespaced?: boolean;
+  group?: string;
+  version?: string;
+  kind: string;
+  verbs?: string[];
+  shortNames?: string[];
+  categories?: string[];
+}
+
+function fromAggregated(doc: APIGroupDiscoveryList): { groups: APIGroup[]; mappings: Mapping[] } {
   const mappings: Mapping[] = [];
-  const groups: Obj[] = [];
-  for (const g of (doc.items ?? []) as Obj[]) {
+  const groups: APIGroup[] = [];
+  for (const g of doc.items ?? []) {
     const group = g.metadata?.name ?? '';
-    const versions = (g.versions ?? []) as Obj[];
+    const versions = g.versions ?? [];
     if (!versions.length) continue;
     const gv = (v: string) => (group ? `${group}/${v}` : v);
     groups.push({ name: group, versions: versions.map((v) => ({ groupVersion: gv(v.version), version: v.version })), preferredVersion: { groupVersion: gv(versions[0]!.version), version: versions[0]!.version } });
     const v = versions[0]!;
-    for (const r of (v.resources ?? []) as Obj[]) {
+    for (const r of v.resources ?? []) {
       const base: Mapping = {
         group,
         version: v.version,
@@ -54,7 +104,7 @@ function fromAggregated(doc: Obj): { groups: Obj[]; mappings: Mapping[] } {
         categories: r.categories ?? [],
       };
       mappings.push(base);
-      for (const sub of (r.subresources ?? []) as Obj[]) {
+      for (const sub of r.subresources ?? []) {
         mappings.push({
           ...base,
           resource: `${r.resource}/${sub.subresource}`,
@@ -76,7 +126,7 @@ export function cacheHostDir(server: string): string {
   return server.replace('https://', '').replace('http://', '').replace(/[^(\w/.)]/g, '_');
 }
 
-function toResourceList(groupVersion: string, ms: Mapping[]): Obj {
+function toResourceList(groupVersion: string, ms: Mapping[]): APIResourceList {
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',
@@ -95,8 +145,8 @@ function toResourceList(groupVersion: string, ms: Mapping[]): Obj {
   };
 }
 
-function fromResourceList(group: string, version: string, list: Obj): Mapping[] {
-  return ((list.resources ?? []) as Obj[]).map((r) => ({
+function fromResourceList(group: string, version: string, list: Partial<APIResourceList>): Mapping[] {
+  return (list.resources ?? []).map((r) => ({
     group,
     version,
     resource: r.name,
@@ -130,14 +180,15 @@ export class Discovery {
     try {
       const groupsFile = join(dir, 'servergroups.json');
       if (Date.now() - statSync(groupsFile).mtimeMs > TTL_MS) return undefined;
-      const groups = JSON.parse(readFileSync(groupsFile, 'utf8')) as Obj;
+      // The cache is kubectl's too: its files are read as the layout they should have, any failure a miss.
+      const groups = JSON.parse(readFileSync(groupsFile, 'utf8')) as { groups?: Partial<APIGroup>[] };
       const out: Mapping[] = [];
-      for (const g of (groups.groups ?? []) as Obj[]) {
+      for (const g of groups.groups ?? []) {
         const pv = g.preferredVersion ?? g.versions?.[0];
         if (!pv) continue;
         const f = join(dir, ...String(pv.groupVersion).split('/'), 'serverresources.json');
         if (Date.now() - statSync(f).mtimeMs > TTL_MS) return undefined;
-        out.push(...fromResourceList(g.name ?? '', pv.version, JSON.parse(readFileSync(f, 'utf8')) as Obj));
+        out.push(...fromResourceList(g.name ?? '', pv.version, JSON.parse(readFileSync(f, 'utf8')) as Partial<APIResourceList>));
       }
       return out.length ? out : undefined;
     } catch {
@@ -145,7 +196,7 @@ export class Discovery {
     }
   }
 
-  private writeCache(groups: Obj[], mappings: Mapping[]): void {
+  private writeCache(groups: APIGroup[], mappings: Mapping[]): void {
     const dir = this.dir();
     if (!dir) return;
     try {
@@ -168,7 +219,7 @@ export class Discovery {
       const cached = this.readCache();
       if (cached) return (this.mappings = cached);
     }
-    const [core, groups] = await Promise.all([this.client.request<Obj>({ path: '/api', accept: AGG }), this.client.request<Obj>({ path: '/apis', accept: AGG })]);
+    const [core, groups] = await Promise.all([this.client.request<APIGroupDiscoveryList>({ path: '/api', accept: AGG }), this.client.request<APIGroupDiscoveryList>({ path: '/apis', accept: AGG })]);
     const a = fromAggregated(core);
     const b = fromAggregated(groups);
     this.mappings = [...a.mappings, ...b.mappings];

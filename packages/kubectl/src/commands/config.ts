@@ -9,7 +9,8 @@ import { dirname } from 'node:path';
 import { parseDocument } from 'yaml';
 import { kubeconfigPaths, loadKubeConfig, type KubeConfig } from '@kubeling/client';
 import { UsageError } from '../flags.js';
-import { Ctx, type Obj } from '../ctx.js';
+import { Ctx } from '../ctx.js';
+import type { JsonObject } from '../json.js';
 import { columns, parseOutput, printable, printObjects, toYaml } from '../print/printers.js';
 
 function load(ctx: Ctx): KubeConfig {
@@ -49,13 +50,13 @@ export async function config(ctx: Ctx, args: string[]): Promise<number> {
         clusters = kc.clusters.filter((x) => x.name === c.context.cluster);
         users = kc.users.filter((x) => x.name === c.context.user);
       }
-      const redact = (o: Obj): Obj => {
+      const redact = (o: object): object => {
         if (ctx.g.raw) return o;
-        const out: Obj = {};
+        const out: JsonObject = {};
         for (const [k, v] of Object.entries(o)) out[k] = REDACT.has(k) ? 'DATA+OMITTED' : k === 'token' || k === 'password' ? 'REDACTED' : v;
         return out;
       };
-      const view: Obj = {
+      const view: JsonObject = {
         apiVersion: 'v1',
         clusters: clusters.map((c) => ({ cluster: redact(c.cluster), name: c.name })),
         contexts: contexts.map((c) => ({ context: c.context, name: c.name })),
@@ -103,7 +104,7 @@ export async function config(ctx: Ctx, args: string[]): Promise<number> {
       if (ctx.g.cluster !== undefined) changes.cluster = ctx.g.cluster;
       if (ctx.g.user !== undefined) changes.user = ctx.g.user;
       edit(fileFor(ctx, kc, { context: name }), (doc) => {
-        const idx = (doc.toJS()?.contexts ?? []).findIndex((c: Obj) => c.name === name);
+        const idx = (doc.toJS()?.contexts ?? []).findIndex((c: JsonObject) => c.name === name);
         if (idx < 0) doc.addIn(['contexts'], doc.createNode({ context: { cluster: changes.cluster ?? '', user: changes.user ?? '', ...(changes.namespace ? { namespace: changes.namespace } : {}) }, name }));
         else for (const [k, v] of Object.entries(changes)) doc.setIn(['contexts', idx, 'context', k], v);
       });

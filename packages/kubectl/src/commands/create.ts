@@ -4,30 +4,38 @@
  * or CronJob from `--replicas`, `--restart=OnFailure`, `--schedule` or
  * `--generator`), and `expose`. All honour `--dry-run=client|server` and `-o`.
  */
+import type { KubeObject, batchv1 } from '@kubeling/api';
+import type { Status } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, dryRunSuffix, kindRef, parseLabels, pathOf, type Obj } from '../ctx.js';
+import { Ctx, apiVersionOf, dryRunSuffix, kindRef, parseLabels, pathOf } from '../ctx.js';
+import { asList, asNumber, asObject, asObjects, asString, asStringMap, nested, type JsonObject } from '../json.js';
 import { pathSegment, resourcePath, type Mapping } from '../discovery.js';
 import { attachRun } from './exec.js';
 import { parseOutput, printObjects } from '../print/printers.js';
 
-/** Sends (or, for a client dry run, only prints) one new object; prints kubectl's line or the `-o` form. */
-export async function emit(ctx: Ctx, obj: Obj, verb: string, manager: string, mapping?: Mapping): Promise<Obj> {
+/**
+ * Sends (or, for a client dry run, only prints) one new object; prints kubectl's line or the `-o` form.
+ * The object is JSON as a manifest or a generator made it: a generated one may carry what no
+ * stored object has (`creationTimestamp: null`).
+ */
+export async function emit(ctx: Ctx, obj: JsonObject, verb: string, manager: string, mapping?: Mapping): Promise<JsonObject> {
   const m = mapping ?? (await ctx.mappingFor(obj, verb));
-  const ns = m.namespaced ? (obj.metadata?.namespace ?? ctx.ns) : undefined;
+  const meta = asObject(obj.metadata);
+  const ns = m.namespaced ? (asString(meta?.namespace) ?? ctx.ns) : undefined;
   let result = obj;
   const dry = ctx.dryRun;
-  if (dry !== 'client') result = await ctx.client.post<Obj>(resourcePath(m, ns), obj, ctx.writeQuery(manager));
-  else if (ns && m.namespaced && ctx.g.namespace) result = { ...obj, metadata: { ...obj.metadata, namespace: ns } };
+  if (dry !== 'client') result = await ctx.client.post<KubeObject>(resourcePath(m, ns), obj, ctx.writeQuery(manager));
+  else if (ns && m.namespaced && ctx.g.namespace) result = { ...obj, metadata: { ...meta, namespace: ns } };
   result = { apiVersion: apiVersionOf(m), kind: m.kind, ...result };
   const out = parseOutput(ctx.g.output, ctx.g.template);
-  if (out.t === 'table') ctx.io.out(`${kindRef(m)}/${result.metadata?.name} ${verb}${dryRunSuffix(dry)}\n`);
-  else ctx.io.out(printObjects(out, [result], true, { showManagedFields: ctx.g.showManagedFields, nameOf: (o) => `${kindRef(m)}/${o.metadata.name}` }));
+  if (out.t === 'table') ctx.io.out(`${kindRef(m)}/${nested(result, 'metadata', 'name')} ${verb}${dryRunSuffix(dry)}\n`);
+  else ctx.io.out(printObjects(out, [result], true, { showManagedFields: ctx.g.showManagedFields, nameOf: (o) => `${kindRef(m)}/${nested(o, 'metadata', 'name')}` }));
   return result;
 }
 
-/** What a client dry run prints for a generated object, as kubectl's generators leave it. */
-function generated(obj: Obj, status: Obj | undefined = {}): Obj {
-  return { ...obj, metadata: { creationTimestamp: null, ...obj.metadata }, ...(status ? { status } : {}) };
+/** What a client dry run prints for a generated object, as kubectl's generators leave it (an unset time is Go's null). */
+function generated(obj: JsonObject, status: unknown = {}): JsonObject {
+  return { ...obj, metadata: { creationTimestamp: null, ...asObject(obj.metadata) }, ...(status ? { status } : {}) };
 }
 
 export async function createFromFiles(ctx: Ctx): Promise<number> {
@@ -38,7 +46,7 @@ export async function createFromFiles(ctx: Ctx): Promise<number> {
     try {
       await emit(ctx, obj, 'created', 'kubectl-create', m);
     } catch (e) {
-      const s = (e as { status?: Obj }).status;
+      const s = (e as { status?: Partial<Status> }).status;
       if (!s) throw e;
       ctx.io.err(`Error from server (${s.reason}): error when creating "${source}": ${s.message}\n`);
       failed++;
@@ -67,7 +75,7 @@ function requireImage(ctx: Ctx): string {
   return ctx.g.image;
 }
 
-function commandContainer(ctx: Ctx, name: string, image: string): Obj {
+function commandContainer(ctx: Ctx, name: string, image: string): JsonObject {
   return { name, image, ...(ctx.dashArgs.length ? { command: ctx.dashArgs } : {}), resources: {} };
 }
 
@@ -86,7 +94,7 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
   }
   if (!name) throw new UsageError('error: exactly one NAME is required, got 0');
   if (more.length) throw new UsageError(`error: exactly one NAME is required, got ${more.length + 1}`);
-  let obj: Obj;
+  let obj: JsonObject;
   switch (kind) {
     case 'namespace':
     case 'ns':
@@ -136,12 +144,12 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
   return 0;
 }
 
-function stripGenerated(obj: Obj): Obj {
+function stripGenerated(obj: JsonObject): JsonObject {
   const { status: _s, ...rest } = obj;
   return rest;
 }
 
-function serviceFromFlags(ctx: Ctx, type: string, name: string): Obj {
+function serviceFromFlags(ctx: Ctx, type: string, name: string): JsonObject {
   const typeName = { clusterip: 'ClusterIP', nodeport: 'NodePort', loadbalancer: 'LoadBalancer', externalname: 'ExternalName' }[type]!;
   if (type === 'externalname') {
     if (!ctx.g.externalName) throw new UsageError('error: required flag(s) "external-name" not set');
@@ -159,12 +167,12 @@ function serviceFromFlags(ctx: Ctx, type: string, name: string): Obj {
 async function createJobFrom(ctx: Ctx, name: string, from: string): Promise<number> {
   const [t, n] = from.split('/');
   if (!n || !['cronjob', 'cronjobs', 'cj', 'cronjob.batch', 'cronjobs.batch'].includes(t!)) throw new UsageError(`error: from must be an existing cronjob: cronjob/NAME`);
-  const cj = await ctx.client.get<Obj>(`/apis/batch/v1/namespaces/${ctx.ns}/cronjobs/${n}`);
-  const tpl = cj.spec.jobTemplate as Obj;
+  const cj = await ctx.client.get<batchv1.CronJob>(`/apis/batch/v1/namespaces/${ctx.ns}/cronjobs/${n}`);
+  const tpl: batchv1.JobTemplateSpec = cj.spec?.jobTemplate ?? {};
   const job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name, labels: tpl.metadata?.labels ?? {}, annotations: { 'cronjob.kubernetes.io/instantiate': 'manual', ...(tpl.metadata?.annotations ?? {}) }, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata.name, uid: cj.metadata.uid, controller: true }] },
+    metadata: { name, labels: tpl.metadata?.labels ?? {}, annotations: { 'cronjob.kubernetes.io/instantiate': 'manual', ...(tpl.metadata?.annotations ?? {}) }, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata?.name, uid: cj.metadata?.uid, controller: true }] },
     spec: tpl.spec,
   };
   await emit(ctx, job, 'created', 'kubectl-create');
@@ -210,7 +218,7 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
     return { name: kv.slice(0, i), value: kv.slice(i + 1) };
   });
   const args = [...extra, ...ctx.dashArgs];
-  const container: Obj = {
+  const container: JsonObject = {
     ...(args.length && !g.command ? { args } : {}),
     ...(args.length && g.command ? { command: args } : {}),
     ...(env.length ? { env } : {}),
@@ -222,7 +230,7 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
     ...(g.tty ? { tty: true } : {}),
   };
   const podSpec = { containers: [container], dnsPolicy: 'ClusterFirst', restartPolicy: restart };
-  let obj: Obj;
+  let obj: JsonObject;
   switch (gen) {
     case 'run-pod/v1':
       obj = { apiVersion: 'v1', kind: 'Pod', metadata: { labels, name }, spec: podSpec };
@@ -242,7 +250,7 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
     // Attached: no "created" line, as kubectl; the pod's output and exit code instead.
     const m = await ctx.mappingFor(obj, 'run');
     const ns = pathSegment(ctx.ns, 'namespace');
-    await ctx.client.post<Obj>(resourcePath(m, ns), obj, ctx.writeQuery('kubectl-run'));
+    await ctx.client.post<KubeObject>(resourcePath(m, ns), obj, ctx.writeQuery('kubectl-run'));
     return attachRun(ctx, ns, name);
   }
   await emit(ctx, ctx.dryRun === 'client' ? generated(obj) : obj, 'created', 'kubectl-run');
@@ -254,21 +262,23 @@ export async function expose(ctx: Ctx, rest: string[]): Promise<number> {
   const g = ctx.g;
   const [t] = await ctx.targets(rest);
   if (!t?.name) throw new UsageError('error: the resource to expose must be named');
-  const o = await ctx.client.get<Obj>(pathOf(t));
+  const o = await ctx.client.get<KubeObject>(pathOf(t));
   let selector: Record<string, string> | undefined;
   let ports: number[] = [];
   const kind = t.mapping.kind;
-  const podPorts = (spec: Obj | undefined) => ((spec?.containers ?? []) as Obj[]).flatMap((c) => ((c.ports ?? []) as Obj[]).map((p) => p.containerPort as number));
+  const podPorts = (spec: unknown) => asObjects(nested(spec, 'containers')).flatMap((c) => asObjects(c.ports).flatMap((p) => asNumber(p.containerPort) ?? []));
   if (kind === 'Pod') {
     selector = o.metadata.labels;
     ports = podPorts(o.spec);
   } else if (kind === 'Service') {
-    selector = o.spec.selector;
-    ports = ((o.spec.ports ?? []) as Obj[]).map((p) => p.port);
+    selector = asStringMap(nested(o.spec, 'selector'));
+    ports = asObjects(nested(o.spec, 'ports')).flatMap((p) => asNumber(p.port) ?? []);
   } else if (['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'ReplicationController'].includes(kind)) {
-    if (o.spec.selector?.matchExpressions?.length) throw new UsageError(`error: couldn't retrieve selectors via --selector flag or introspection: the ${kind} has matchExpressions, which a Service cannot express`);
-    selector = o.spec.selector?.matchLabels ?? o.spec.selector;
-    ports = podPorts(o.spec.template?.spec);
+    // A ReplicationController's selector is the label map itself.
+    const sel = nested(o.spec, 'selector');
+    if (asList(nested(sel, 'matchExpressions')).length) throw new UsageError(`error: couldn't retrieve selectors via --selector flag or introspection: the ${kind} has matchExpressions, which a Service cannot express`);
+    selector = asStringMap(nested(sel, 'matchLabels') ?? sel);
+    ports = podPorts(nested(o.spec, 'template', 'spec'));
   } else throw new UsageError(`error: cannot expose a ${kind}`);
   if (g.selector) selector = parseLabels(g.selector, 'selector');
   if (!selector || !Object.keys(selector).length) throw new UsageError(`error: couldn't retrieve selectors via --selector flag or introspection: the ${kind} has no labels`);
@@ -277,7 +287,7 @@ export async function expose(ctx: Ctx, rest: string[]): Promise<number> {
   const protocol = g.protocol ?? 'TCP';
   const target = (p: number) => (g.targetPort ? (/^\d+$/.test(g.targetPort) ? Number(g.targetPort) : g.targetPort) : p);
   const name = g.name ?? o.metadata.name;
-  const svc: Obj = {
+  const svc: JsonObject = {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, ...(o.metadata.labels ? { labels: o.metadata.labels } : {}) },
@@ -302,7 +312,8 @@ export async function replace(ctx: Ctx, args: string[]): Promise<number> {
   for (const { obj, source } of manifests) {
     const m = await ctx.mappingFor(obj, source);
     const ns = m.namespaced ? (obj.metadata?.namespace ?? ctx.ns) : undefined;
-    const path = resourcePath(m, ns, obj.metadata.name);
+    const name = obj.metadata.name ?? '';
+    const path = resourcePath(m, ns, name);
     try {
       if (ctx.g.force) {
         const live = await ctx.getOrNull(path);
@@ -310,18 +321,18 @@ export async function replace(ctx: Ctx, args: string[]): Promise<number> {
           await ctx.client.delete(path, { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' });
           ctx.io.out(`${kindRef(m)} "${obj.metadata.name}" deleted\n`);
           const { waitGone } = await import('./delete.js');
-          await waitGone(ctx, { mapping: m, namespace: ns }, obj.metadata.name, live.metadata?.uid, Date.now() + ctx.duration(ctx.g.timeout, 60_000));
+          await waitGone(ctx, { mapping: m, namespace: ns }, name, live.metadata?.uid, Date.now() + ctx.duration(ctx.g.timeout, 60_000));
         }
         const { resourceVersion: _rv, uid: _uid, ...meta } = obj.metadata ?? {};
         await emit(ctx, { ...obj, metadata: meta }, 'replaced', 'kubectl-replace', m);
         continue;
       }
-      const result = ctx.dryRun === 'client' ? obj : await ctx.client.put<Obj>(path, obj, ctx.writeQuery('kubectl-replace'));
+      const result = ctx.dryRun === 'client' ? obj : await ctx.client.put<KubeObject>(path, obj, ctx.writeQuery('kubectl-replace'));
       const out = parseOutput(ctx.g.output, ctx.g.template);
       if (out.t === 'table') ctx.io.out(`${kindRef(m)}/${obj.metadata.name} replaced${dryRunSuffix(ctx.dryRun)}\n`);
       else ctx.io.out(printObjects(out, [{ apiVersion: apiVersionOf(m), kind: m.kind, ...result }], true, { nameOf: () => `${kindRef(m)}/${obj.metadata.name}` }));
     } catch (e) {
-      const s = (e as { status?: Obj }).status;
+      const s = (e as { status?: Partial<Status> }).status;
       if (!s) throw e;
       ctx.io.err(`Error from server (${s.reason}): error when replacing "${source}": ${s.message}\n`);
       failed++;

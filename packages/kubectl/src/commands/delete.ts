@@ -6,7 +6,8 @@
  */
 import { isStatusError } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, dryRunSuffix, kindRef, pathOf, resourceRef, type Obj, type Target } from '../ctx.js';
+import { Ctx, dryRunSuffix, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
+import { asString, nested, type JsonObject } from '../json.js';
 
 function propagation(cascade: string | undefined): string {
   switch (cascade ?? 'background') {
@@ -40,10 +41,10 @@ export async function del(ctx: Ctx, args: string[]): Promise<number> {
   if (collection && !g.all && !g.selector && !g.fieldSelector) throw new UsageError('error: resource(s) were provided, but no name was specified');
   if (g.all && (g.selector || g.fieldSelector)) throw new UsageError('error: cannot set --all and --selector/--field-selector at the same time');
   const targets = await ctx.targets(args, { allowList: true });
-  const objects: { t: Target; name: string; uid?: string }[] = [];
+  const objects: { t: Target; name: string; uid?: string | undefined }[] = [];
   for (const t of targets) {
     if (t.name) objects.push({ t, name: t.name });
-    else for (const o of await ctx.list(t)) objects.push({ t: { ...t, namespace: o.metadata.namespace ?? t.namespace }, name: o.metadata.name, uid: o.metadata.uid });
+    else for (const o of await ctx.list(t)) objects.push({ t: { ...t, namespace: o.metadata.namespace ?? t.namespace }, name: o.metadata.name ?? '', uid: o.metadata.uid });
   }
   if (!objects.length && !g.ignoreNotFound) {
     const t = targets[0];
@@ -51,15 +52,16 @@ export async function del(ctx: Ctx, args: string[]): Promise<number> {
     return 0;
   }
   const dry = ctx.dryRun;
-  const body: Obj = { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: policy, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}), ...(dry === 'server' ? { dryRun: ['All'] } : {}) };
-  const deleted: { t: Target; name: string; uid?: string }[] = [];
+  const body: JsonObject = { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: policy, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}), ...(dry === 'server' ? { dryRun: ['All'] } : {}) };
+  const deleted: { t: Target; name: string; uid?: string | undefined }[] = [];
   let failed = 0;
   for (const o of objects) {
     try {
       if (dry === 'client') await ctx.client.get(pathOf(o.t, o.name));
       else {
-        const res = await ctx.client.delete<Obj>(pathOf(o.t, o.name), body);
-        o.uid ??= res?.metadata?.uid ?? res?.details?.uid;
+        // The deleted object, or a Status naming it in its details.
+        const res = await ctx.client.delete<JsonObject | undefined>(pathOf(o.t, o.name), body);
+        o.uid ??= asString(nested(res, 'metadata', 'uid')) ?? asString(nested(res, 'details', 'uid'));
       }
       ctx.io.out(`${kindRef(o.t.mapping)} "${o.name}" deleted${dryRunSuffix(dry)}\n`);
       deleted.push(o);

@@ -9,14 +9,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KubeObject } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, type Obj } from '../ctx.js';
+import { Ctx, apiVersionOf } from '../ctx.js';
+import type { JsonObject } from '../json.js';
 import { resourcePath } from '../discovery.js';
 import { printable, toYaml } from '../print/printers.js';
 import { LAST_APPLIED, threeWayMergePatch } from './apply-merge.js';
 
 /** An object as diff shows it: managed fields left out, as kubectl does. */
-function masked(o: Obj | undefined): string {
+function masked(o: JsonObject | undefined): string {
   if (!o) return '';
   return toYaml(printable(o, false));
 }
@@ -37,23 +39,24 @@ export async function diff(ctx: Ctx, args: string[]): Promise<number> {
       if (ns) obj.metadata.namespace = ns;
       const path = resourcePath(m, ns, obj.metadata.name);
       const cur = await ctx.getOrNull(path);
-      let next: Obj;
+      let next: KubeObject;
       if (ctx.g.serverSide) {
-        next = await ctx.client.patch<Obj>(path, obj, 'application/apply-patch+yaml', { fieldManager: 'kubectl', dryRun: 'All', ...(ctx.g.forceConflicts ? { force: 'true' } : {}) });
+        next = await ctx.client.patch<KubeObject>(path, obj, 'application/apply-patch+yaml', { fieldManager: 'kubectl', dryRun: 'All', ...(ctx.g.forceConflicts ? { force: 'true' } : {}) });
       } else if (!cur) {
-        next = await ctx.client.post<Obj>(resourcePath(m, ns), obj, { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' });
+        next = await ctx.client.post<KubeObject>(resourcePath(m, ns), obj, { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' });
       } else {
         // As kubectl diff: the apply patch without updating the last-applied annotation itself.
         const prev = cur.metadata?.annotations?.[LAST_APPLIED];
         const modified = structuredClone(obj);
-        modified.metadata = { ...modified.metadata, annotations: { ...(modified.metadata?.annotations ?? {}) } };
-        delete modified.metadata.annotations[LAST_APPLIED];
-        const patch = threeWayMergePatch(prev ? (JSON.parse(prev) as Obj) : undefined, modified, cur);
-        next = Object.keys(patch).length ? await ctx.client.patch<Obj>(path, patch, 'application/merge-patch+json', { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' }) : cur;
+        const annotations = { ...(modified.metadata?.annotations ?? {}) };
+        delete annotations[LAST_APPLIED];
+        modified.metadata = { ...modified.metadata, annotations };
+        const patch = threeWayMergePatch(prev ? (JSON.parse(prev) as JsonObject) : undefined, modified, cur);
+        next = Object.keys(patch).length ? await ctx.client.patch<KubeObject>(path, patch, 'application/merge-patch+json', { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' }) : cur;
       }
       // kubectl's file names: <group>.<version>.<Kind>.<namespace>.<name>
       const file = [m.group || '', m.version, m.kind, ns ?? '', obj.metadata.name].filter(Boolean).join('.');
-      const withType = (o: Obj | undefined) => (o ? { apiVersion: apiVersionOf(m), kind: m.kind, ...o } : undefined);
+      const withType = (o: KubeObject | undefined) => (o ? { apiVersion: apiVersionOf(m), kind: m.kind, ...o } : undefined);
       // A new object has no live file: `diff -N` shows it whole as added.
       if (cur) writeFileSync(join(live, file), masked(withType(cur)));
       writeFileSync(join(merged, file), masked(withType(next)));

@@ -10,13 +10,17 @@
  * - `run -i [--rm]` attaches to the pod it made (see attachRun).
  */
 import { StringDecoder } from 'node:string_decoder';
+import type { corev1 } from '@kubeling/api';
+import type { Status } from '@kubeling/apimachinery';
 import { CHANNEL_CLOSE, CHANNEL_ERROR, CHANNEL_STDERR, CHANNEL_STDIN, CHANNEL_STDOUT, STREAM_PROTOCOL_V5, STREAM_PROTOCOLS, exitCodeOf } from '@kubeling/client';
 import type { Ctx } from '../ctx.js';
 import { pathSegment } from '../discovery.js';
 import { UsageError } from '../flags.js';
+import { asNumber, asObject, nested } from '../json.js';
 import { defaultContainer, podOf } from './misc.js';
 
-type Obj = Record<string, any>;
+/** The Status a stream session ends with on its error channel (or one made up from what came instead). */
+type StreamStatus = Partial<Status>;
 
 /** Thrown for a command that ended with a non-zero code: kubectl says so and exits with it. */
 export class ExitCodeError extends Error {
@@ -26,10 +30,10 @@ export class ExitCodeError extends Error {
 }
 
 /** What one stream session ended with: the final Status from the error channel, if any. */
-async function streamSession(ctx: Ctx, path: string, q: URLSearchParams, stdin: boolean): Promise<Obj | undefined> {
+async function streamSession(ctx: Ctx, path: string, q: URLSearchParams, stdin: boolean): Promise<StreamStatus | undefined> {
   const out = new StringDecoder('utf8');
   const err = new StringDecoder('utf8');
-  let status: Obj | undefined;
+  let status: StreamStatus | undefined;
   const onMessage = (data: Buffer) => {
     if (!data.length) return;
     const body = data.subarray(1);
@@ -37,7 +41,7 @@ async function streamSession(ctx: Ctx, path: string, q: URLSearchParams, stdin: 
     else if (data[0] === CHANNEL_STDERR) ctx.io.err(err.write(body));
     else if (data[0] === CHANNEL_ERROR) {
       try {
-        status = JSON.parse(body.toString()) as Obj;
+        status = JSON.parse(body.toString()) as StreamStatus;
       } catch {
         status = { status: 'Failure', message: body.toString() };
       }
@@ -101,7 +105,7 @@ function streamQuery(ctx: Ctx, container: string, stdin: boolean): URLSearchPara
 }
 
 /** A failed final Status as kubectl reports it. */
-function failed(status: Obj | undefined): number {
+function failed(status: StreamStatus | undefined): number {
   if (!status) return 0;
   const code = exitCodeOf(status);
   if (code === 0) return 0;
@@ -118,7 +122,7 @@ export async function exec(ctx: Ctx, args: string[]): Promise<number> {
   if (!command.length) throw new UsageError('error: you must specify at least one command for the container');
   const ns = pathSegment(ctx.ns, 'namespace');
   const name = await podOf(ctx, target, 'exec into');
-  const pod = await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods/${name}`);
+  const pod = await ctx.client.get<corev1.Pod>(`/api/v1/namespaces/${ns}/pods/${name}`);
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') throw new UsageError(`error: cannot exec into a container in a completed pod; current phase is ${phase}`);
   const q = streamQuery(ctx, g.container ?? defaultContainer(ctx, pod), g.stdin);
@@ -132,7 +136,7 @@ export async function attach(ctx: Ctx, args: string[]): Promise<number> {
   if (!target) throw new UsageError('error: expected POD, TYPE/NAME, or TYPE NAME, (1) arguments\nSee \'kubectl attach -h\' for help and examples');
   const ns = pathSegment(ctx.ns, 'namespace');
   const name = await podOf(ctx, target, 'attach to');
-  const pod = await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods/${name}`);
+  const pod = await ctx.client.get<corev1.Pod>(`/api/v1/namespaces/${ns}/pods/${name}`);
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') throw new UsageError(`error: cannot attach a container in a completed pod; current phase is ${phase}`);
   const q = streamQuery(ctx, g.container ?? defaultContainer(ctx, pod), g.stdin);
@@ -140,7 +144,7 @@ export async function attach(ctx: Ctx, args: string[]): Promise<number> {
   return failed(await streamSession(ctx, `/api/v1/namespaces/${ns}/pods/${name}/attach`, q, g.stdin));
 }
 
-const finished = (p: Obj) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+const finished = (p: corev1.Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
 /**
  * `run -i`: waits for the pod to run, attaches to it (or prints its logs when
@@ -150,12 +154,12 @@ const finished = (p: Obj) => p.status?.phase === 'Succeeded' || p.status?.phase 
 export async function attachRun(ctx: Ctx, ns: string, name: string): Promise<number> {
   const path = `/api/v1/namespaces/${ns}/pods/${name}`;
   const deadline = Date.now() + ctx.duration(ctx.g.podRunningTimeout ?? '1m', 60_000);
-  let pod = await ctx.client.get<Obj>(path);
+  let pod = await ctx.client.get<corev1.Pod>(path);
   while (pod.status?.phase !== 'Running' && !finished(pod)) {
     if (Date.now() > deadline) throw new UsageError('error: timed out waiting for the condition');
     if (ctx.io.signal?.aborted) return 1;
     await new Promise((r) => setTimeout(r, 200));
-    pod = await ctx.client.get<Obj>(path);
+    pod = await ctx.client.get<corev1.Pod>(path);
   }
   if (!ctx.g.quiet) ctx.io.err("If you don't see a command prompt, try pressing enter.\n");
   if (!finished(pod)) {
@@ -164,7 +168,7 @@ export async function attachRun(ctx: Ctx, ns: string, name: string): Promise<num
       // The container may have ended between our look and the attach: its status follows shortly.
       for (let i = 0; i < 50 && !finished(pod); i++) {
         await new Promise((r) => setTimeout(r, 200));
-        pod = await ctx.client.get<Obj>(path);
+        pod = await ctx.client.get<corev1.Pod>(path);
       }
       if (!finished(pod)) throw new UsageError(`error: ${status.message}`);
     }
@@ -173,16 +177,16 @@ export async function attachRun(ctx: Ctx, ns: string, name: string): Promise<num
   if (finished(pod)) await ctx.client.stream(`${path}/log`, {}, (b) => ctx.io.out(b.toString()), ctx.io.signal);
   while (!finished(pod) && Date.now() < deadline + 60_000 && !ctx.io.signal?.aborted) {
     await new Promise((r) => setTimeout(r, 200));
-    pod = await ctx.client.get<Obj>(path);
+    pod = await ctx.client.get<corev1.Pod>(path);
   }
   if (ctx.g.rm) {
     await ctx.client.delete(path);
     ctx.io.out(`pod "${name}" deleted\n`);
   }
-  const term = ((pod.status?.containerStatuses ?? []) as Obj[])[0]?.state?.terminated;
+  const term = asObject(nested(pod.status?.containerStatuses?.[0], 'state', 'terminated'));
   if (pod.status?.phase === 'Failed' || (term && term.exitCode !== 0)) {
     ctx.io.err(`pod ${ns}/${name} terminated (${term?.reason ?? pod.status?.reason ?? 'Error'})${term?.message ? `\n${term.message}` : ''}\n`);
-    return term?.exitCode || 1;
+    return asNumber(term?.exitCode) || 1;
   }
   return 0;
 }

@@ -3,17 +3,36 @@
  * server's OpenAPI v3 documents, in kubectl's plaintext layout.
  */
 import { UsageError } from '../flags.js';
-import { Ctx, type Obj } from '../ctx.js';
+import { Ctx } from '../ctx.js';
 
-interface Doc {
-  components?: { schemas?: Record<string, Obj> };
+/** An OpenAPI v3 schema, as far as explain reads it. */
+interface Schema {
+  $ref?: string;
+  allOf?: Schema[];
+  type?: string;
+  description?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  additionalProperties?: Schema | boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-group-version-kind'?: { group?: string; version: string; kind: string }[];
 }
 
-function resolve(doc: Doc, s: Obj | undefined): { schema: Obj; name?: string } {
+interface Doc {
+  components?: { schemas?: Record<string, Schema> };
+}
+
+/** The OpenAPI v3 index: where each group-version's document is. */
+interface Index {
+  paths?: Record<string, { serverRelativeURL?: string }>;
+}
+
+function resolve(doc: Doc, s: Schema | undefined): { schema: Schema; name?: string } {
   let cur = s ?? {};
   let name: string | undefined;
   for (let i = 0; i < 10; i++) {
-    const ref = cur.$ref ?? (Array.isArray(cur.allOf) && cur.allOf.length === 1 ? cur.allOf[0].$ref : undefined);
+    const ref = cur.$ref ?? (Array.isArray(cur.allOf) && cur.allOf.length === 1 ? cur.allOf[0]!.$ref : undefined);
     if (!ref) break;
     name = String(ref).split('/').pop()!;
     const target = doc.components?.schemas?.[name] ?? {};
@@ -23,7 +42,7 @@ function resolve(doc: Doc, s: Obj | undefined): { schema: Obj; name?: string } {
 }
 
 /** `<string>`, `<[]Container>`, `<map[string]string>`, `<ObjectMeta>` as kubectl names types. */
-function typeName(doc: Doc, s: Obj): string {
+function typeName(doc: Doc, s: Schema): string {
   const { schema, name } = resolve(doc, s);
   const short = name?.split('.').pop();
   if (schema.type === 'array') return `[]${typeName(doc, schema.items ?? {})}`;
@@ -47,14 +66,14 @@ export async function explain(ctx: Ctx, args: string[]): Promise<number> {
   const [type, ...path] = spec.split('.');
   const m = await ctx.mapping(type!);
   const gv = m.group ? `apis/${m.group}/${m.version}` : `api/${m.version}`;
-  const index = await ctx.client.get<Obj>('/openapi/v3');
+  const index = await ctx.client.get<Index>('/openapi/v3');
   const url = index.paths?.[gv]?.serverRelativeURL ?? `/openapi/v3/${gv}`;
   const doc = await ctx.client.get<Doc>(url);
-  const root = Object.entries(doc.components?.schemas ?? {}).find(([, s]) => ((s['x-kubernetes-group-version-kind'] ?? []) as Obj[]).some((g) => (g.group ?? '') === m.group && g.version === m.version && g.kind === m.kind));
+  const root = Object.entries(doc.components?.schemas ?? {}).find(([, s]) => (s['x-kubernetes-group-version-kind'] ?? []).some((g) => (g.group ?? '') === m.group && g.version === m.version && g.kind === m.kind));
   if (!root) throw new UsageError(`error: couldn't find resource for "${spec}"`);
-  let cur: Obj = root[1];
+  let cur: Schema = root[1];
   let fieldName: string | undefined;
-  let fieldSchema: Obj | undefined;
+  let fieldSchema: Schema | undefined;
   for (const p of path) {
     let { schema } = resolve(doc, cur);
     if (schema.type === 'array') schema = resolve(doc, schema.items).schema;
@@ -70,23 +89,23 @@ export async function explain(ctx: Ctx, args: string[]): Promise<number> {
   if (fieldName) lines.push(`FIELD: ${fieldName} <${typeName(doc, fieldSchema!)}>`, '', '');
   let { schema } = resolve(doc, cur);
   if (schema.type === 'array') schema = resolve(doc, schema.items).schema;
-  const desc = (fieldSchema?.description as string | undefined) ?? schema.description ?? '<empty>';
+  const desc = fieldSchema?.description ?? schema.description ?? '<empty>';
   lines.push('DESCRIPTION:', indent(desc, 4), '    ');
-  const props = schema.properties as Record<string, Obj> | undefined;
+  const props = schema.properties;
   if (props) {
     lines.push('FIELDS:');
-    const required = new Set((schema.required ?? []) as string[]);
-    const fields = (s: Obj, level: number, seen: Set<string>) => {
+    const required = new Set(schema.required ?? []);
+    const fields = (s: Schema, level: number, seen: Set<string>) => {
       const { schema: r } = resolve(doc, s);
       const inner = r.type === 'array' ? resolve(doc, r.items).schema : r;
-      for (const [k, v] of Object.entries((inner.properties ?? {}) as Record<string, Obj>).sort(([a], [b]) => (a < b ? -1 : 1))) {
+      for (const [k, v] of Object.entries(inner.properties ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
         const req = level === 1 && required.has(k) ? ' -required-' : '';
         if (ctx.g.recursive) {
           lines.push(`${'  '.repeat(level)}${k}\t<${typeName(doc, v)}>${req}`);
           const { name } = resolve(doc, v.type === 'array' ? v.items ?? {} : v);
           if (name && !seen.has(name)) fields(v, level + 1, new Set([...seen, name]));
         } else {
-          lines.push(`  ${k}\t<${typeName(doc, v)}>${req}`, indent((v.description as string | undefined) ?? resolve(doc, v).schema.description ?? '<no description>', 4), '');
+          lines.push(`  ${k}\t<${typeName(doc, v)}>${req}`, indent(v.description ?? resolve(doc, v).schema.description ?? '<no description>', 4), '');
         }
       }
     };

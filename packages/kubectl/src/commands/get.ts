@@ -3,17 +3,26 @@
  * `-A`), the other printers, several kinds at once and `all`, and `-w` /
  * `--watch-only`, which keep printing rows as the watch delivers them.
  */
+import type { KubeList, KubeObject, ObjectMeta } from '@kubeling/api';
+import type { Status } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, kindRef, pathOf, type Obj, type Target } from '../ctx.js';
+import { Ctx, apiVersionOf, kindRef, pathOf, type Target } from '../ctx.js';
 import { columns, parseOutput, printObjects, type Output } from '../print/printers.js';
 import { relaxed, select } from '../print/jsonpath.js';
 
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
+/** meta.k8s.io/v1 Table, as kubectl reads it; each row carries its object (its metadata at least). */
+interface Table {
+  columnDefinitions?: { name: string; priority?: number }[];
+  rows?: { cells: unknown[]; object?: KubeObject }[];
+  metadata?: { resourceVersion?: string };
+}
+
 interface TableData {
   header: string[];
   rows: string[][];
-  resourceVersion?: string;
+  resourceVersion?: string | undefined;
 }
 
 function tableQuery(ctx: Ctx): Record<string, string> {
@@ -22,16 +31,16 @@ function tableQuery(ctx: Ctx): Record<string, string> {
 }
 
 /** Turns a server Table into kubectl's rows for the flags in effect. */
-function rowsOf(ctx: Ctx, t: Target, table: Obj, wide: boolean, prefixKind: boolean): TableData {
+function rowsOf(ctx: Ctx, t: Target, table: Table, wide: boolean, prefixKind: boolean): TableData {
   const g = ctx.g;
-  const defs = (table.columnDefinitions ?? []) as Obj[];
+  const defs = table.columnDefinitions ?? [];
   const show = defs.map((d, i) => ({ d, i })).filter(({ d }) => wide || (d.priority ?? 0) === 0);
   const withNs = g.allNamespaces && t.mapping.namespaced;
   const header = [...(withNs ? ['NAMESPACE'] : []), ...show.map(({ d }) => String(d.name).toUpperCase()), ...g.labelColumns.flatMap((l) => l.split(',')).map((l) => l.split('/').pop()!.toUpperCase()), ...(g.showLabels ? ['LABELS'] : [])];
   const nameCol = show.findIndex(({ d }) => String(d.name).toUpperCase() === 'NAME');
-  const rows = ((table.rows ?? []) as Obj[]).map((r) => {
-    const meta = (r.object?.metadata ?? {}) as Obj;
-    const labels = (meta.labels ?? {}) as Record<string, string>;
+  const rows = (table.rows ?? []).map((r) => {
+    const meta: ObjectMeta = r.object?.metadata ?? {};
+    const labels = meta.labels ?? {};
     const cells = show.map(({ i }) => String(r.cells[i] ?? ''));
     if ((prefixKind || g.showKind) && nameCol >= 0) cells[nameCol] = `${kindRef(t.mapping)}/${cells[nameCol]}`;
     return [
@@ -47,13 +56,13 @@ function rowsOf(ctx: Ctx, t: Target, table: Obj, wide: boolean, prefixKind: bool
 async function fetchTable(ctx: Ctx, t: Target, wide: boolean, prefixKind: boolean): Promise<TableData> {
   const sortBy = ctx.g.sortBy;
   const query = { ...(t.name ? {} : tableQuery(ctx)), includeObject: sortBy ? 'Object' : 'Metadata' };
-  const table = await ctx.client.request<Obj>({ path: pathOf(t), query, accept: TABLE_ACCEPT });
-  if (sortBy && Array.isArray(table.rows)) sortItems(table.rows as Obj[], sortBy, (r) => r.object as Obj);
+  const table = await ctx.client.request<Table>({ path: pathOf(t), query, accept: TABLE_ACCEPT });
+  if (sortBy && Array.isArray(table.rows)) sortItems(table.rows, sortBy, (r) => r.object);
   return rowsOf(ctx, t, table, wide, prefixKind);
 }
 
 /** `--sort-by=<jsonpath>` over items (objects, or table rows through `objectOf`): numbers by value, the rest as text, those without the field first. */
-function sortItems<T>(items: T[], expr: string, objectOf: (x: T) => Obj): void {
+function sortItems<T>(items: T[], expr: string, objectOf: (x: T) => unknown): void {
   const path = relaxed(expr);
   const cmp = (a: unknown, b: unknown) => {
     if (a === undefined || b === undefined) return a === b ? 0 : a === undefined ? -1 : 1;
@@ -76,10 +85,10 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
     return watch(ctx, targets, out);
   }
   if (out.t !== 'table') {
-    const objs: Obj[] = [];
+    const objs: KubeObject[] = [];
     for (const t of targets) {
       if (t.name) {
-        const o = g.ignoreNotFound ? await ctx.getOrNull(pathOf(t)) : await ctx.client.get<Obj>(pathOf(t));
+        const o = g.ignoreNotFound ? await ctx.getOrNull(pathOf(t)) : await ctx.client.get<KubeObject>(pathOf(t));
         if (o) objs.push({ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...o });
       } else objs.push(...(await ctx.list(t)));
     }
@@ -102,7 +111,7 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
       try {
         d = await fetchTable(ctx, t, out.wide, multiKind);
       } catch (e) {
-        if (g.ignoreNotFound && (e as { status?: Obj }).status?.reason === 'NotFound') continue;
+        if (g.ignoreNotFound && (e as { status?: Partial<Status> }).status?.reason === 'NotFound') continue;
         if (ts.length > 1 || targets.length > 1) {
           errors++;
           ctx.io.err(errorLine(e));
@@ -123,7 +132,7 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
 }
 
 function errorLine(e: unknown): string {
-  const s = (e as { status?: Obj }).status;
+  const s = (e as { status?: Partial<Status> }).status;
   return s ? `Error from server (${s.reason}): ${s.message}\n` : `error: ${(e as Error).message}\n`;
 }
 
@@ -150,7 +159,7 @@ async function watch(ctx: Ctx, targets: Target[], out: Output): Promise<number> 
   };
   let rv: string | undefined;
   if (out.t === 'table') {
-    const table = await ctx.client.request<Obj>({ path: collection, query: { ...query, includeObject: 'Metadata' }, accept: TABLE_ACCEPT });
+    const table = await ctx.client.request<Table>({ path: collection, query: { ...query, includeObject: 'Metadata' }, accept: TABLE_ACCEPT });
     const d = rowsOf(ctx, t, table, out.wide, false);
     rv = d.resourceVersion;
     if (!g.watchOnly) {
@@ -158,18 +167,19 @@ async function watch(ctx: Ctx, targets: Target[], out: Output): Promise<number> 
       else printRows(d);
     }
   } else {
-    const list = await ctx.client.get<Obj>(collection, query);
+    const list = await ctx.client.get<KubeList>(collection, query);
     rv = list.metadata?.resourceVersion;
-    if (!g.watchOnly) for (const o of (list.items ?? []) as Obj[]) printOne(ctx, out, { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...o }, t);
+    if (!g.watchOnly) for (const o of list.items ?? []) printOne(ctx, out, { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...o }, t);
   }
   const accept = out.t === 'table' ? TABLE_ACCEPT : undefined;
-  await ctx.client.watch<Obj>(
+  // With the Table Accept header each event carries a Table of its object; without it, the object.
+  await ctx.client.watch<Table | KubeObject>(
     collection,
     { ...query, ...(rv ? { resourceVersion: rv } : {}), ...(out.t === 'table' ? { includeObject: 'Metadata' } : {}) },
     (ev) => {
       if (ev.type === 'BOOKMARK' || ev.type === 'ERROR') return;
-      if (out.t === 'table') printRows(rowsOf(ctx, t, ev.object, out.wide, false));
-      else printOne(ctx, out, ev.object, t);
+      if (out.t === 'table') printRows(rowsOf(ctx, t, ev.object as Table, out.wide, false));
+      else printOne(ctx, out, ev.object as KubeObject, t);
     },
     ctx.io.signal,
     accept,
@@ -177,7 +187,7 @@ async function watch(ctx: Ctx, targets: Target[], out: Output): Promise<number> 
   return 0;
 }
 
-function printOne(ctx: Ctx, out: Output, o: Obj, t: Target): void {
+function printOne(ctx: Ctx, out: Output, o: KubeObject, t: Target): void {
   const text = printObjects(out, [o], true, { showManagedFields: ctx.g.showManagedFields, nameOf: (x) => `${kindRef(t.mapping)}/${x.metadata.name}` });
   ctx.io.out(out.t === 'yaml' ? `---\n${text}` : text);
 }

@@ -1,13 +1,15 @@
 /** `version`, `api-resources`, `api-versions`, `cluster-info` and `logs` (and the pod lookup `exec` shares). */
+import type { KubeList, KubeObject, corev1 } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, pathOf, type Obj } from '../ctx.js';
+import { Ctx, pathOf } from '../ctx.js';
+import { asObjects, asStringMap, nested, type JsonObject } from '../json.js';
 import { pathSegment } from '../discovery.js';
 import { columns, parseOutput, printObjects } from '../print/printers.js';
 
 export const CLIENT_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-kubeling', platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}` };
 
 export async function version(ctx: Ctx): Promise<number> {
-  const server = await ctx.client.get<Obj>('/version');
+  const server = await ctx.client.get<JsonObject>('/version');
   const out = parseOutput(ctx.g.output, ctx.g.template);
   if (out.t === 'table') ctx.io.out(`Client Version: ${CLIENT_VERSION.gitVersion}\nServer Version: ${server.gitVersion}\n`);
   else ctx.io.out(printObjects(out, [{ clientVersion: CLIENT_VERSION, serverVersion: server }], true, { nameOf: () => 'version' }));
@@ -44,10 +46,10 @@ export async function clusterInfo(ctx: Ctx, args: string[]): Promise<number> {
   const server = ctx.config.server;
   let text = `\x1b[0;32mKubernetes control plane\x1b[0m is running at \x1b[0;33m${server}\x1b[0m\n`;
   try {
-    const svcs = ((await ctx.client.get<Obj>('/api/v1/namespaces/kube-system/services', { labelSelector: 'kubernetes.io/cluster-service=true' })).items ?? []) as Obj[];
+    const svcs = (await ctx.client.get<KubeList>('/api/v1/namespaces/kube-system/services', { labelSelector: 'kubernetes.io/cluster-service=true' })).items ?? [];
     for (const s of svcs) {
       const name = s.metadata.labels?.['kubernetes.io/name'] ?? s.metadata.name;
-      const port = ((s.spec?.ports ?? []) as Obj[])[0];
+      const port = asObjects(nested(s.spec, 'ports'))[0];
       text += `\x1b[0;32m${name}\x1b[0m is running at \x1b[0;33m${server}/api/v1/namespaces/kube-system/services/${port?.name ? `${s.metadata.name}:${port.name}` : s.metadata.name}/proxy\x1b[0m\n`;
     }
   } catch {
@@ -67,21 +69,22 @@ export async function podOf(ctx: Ctx, target: string, what: string): Promise<str
   const [type, name] = target.split('/') as [string, string];
   const m = await ctx.mapping(type);
   if (m.resource === 'pods') return pathSegment(name);
-  const owner = await ctx.client.get<Obj>(pathOf({ mapping: m, namespace: ns }, name));
-  const sel = owner.spec?.selector?.matchLabels ?? (m.resource === 'services' ? owner.spec?.selector : undefined) ?? owner.spec?.template?.metadata?.labels ?? {};
-  const labelSelector = Object.entries(sel as Record<string, string>).map(([a, b]) => `${a}=${b}`).join(',');
+  const owner = await ctx.client.get<KubeObject>(pathOf({ mapping: m, namespace: ns }, name));
+  // A Service's selector is the label map itself.
+  const sel = nested(owner.spec, 'selector', 'matchLabels') ?? (m.resource === 'services' ? nested(owner.spec, 'selector') : undefined) ?? nested(owner.spec, 'template', 'metadata', 'labels');
+  const labelSelector = Object.entries(asStringMap(sel) ?? {}).map(([a, b]) => `${a}=${b}`).join(',');
   if (!labelSelector) throw new UsageError(`error: cannot ${what} ${m.kind}: selector is empty`);
-  const pods = ((await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods`, { labelSelector })).items ?? []) as Obj[];
-  pods.sort((a, b) => (a.metadata.creationTimestamp < b.metadata.creationTimestamp ? -1 : 1));
+  const pods = (await ctx.client.get<KubeList>(`/api/v1/namespaces/${ns}/pods`, { labelSelector })).items ?? [];
+  pods.sort((a, b) => ((a.metadata.creationTimestamp ?? '') < (b.metadata.creationTimestamp ?? '') ? -1 : 1));
   if (!pods.length) throw new UsageError(`error: timed out waiting for the condition`);
-  const running = pods.find((p) => p.status?.phase === 'Running') ?? pods[0]!;
+  const running = pods.find((p) => nested(p.status, 'phase') === 'Running') ?? pods[0]!;
   if (pods.length > 1) ctx.io.err(`Found ${pods.length} pods, using pod/${running.metadata.name}\n`);
-  return pathSegment(running.metadata.name);
+  return pathSegment(running.metadata.name ?? '');
 }
 
 /** The container a command uses without -c: the default-container annotation or the first, said when there is a choice. */
-export function defaultContainer(ctx: Ctx, pod: Obj): string {
-  const names = ((pod.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
+export function defaultContainer(ctx: Ctx, pod: corev1.Pod): string {
+  const names = (pod.spec?.containers ?? []).map((c) => c.name);
   const chosen = pod.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ?? names[0]!;
   if (names.length > 1) ctx.io.err(`Defaulted container "${chosen}" out of: ${names.join(', ')}\n`);
   return chosen;
@@ -101,10 +104,10 @@ export async function logs(ctx: Ctx, args: string[]): Promise<number> {
     ...(g.timestamps ? { timestamps: 'true' } : {}),
     ...(g.since ? { sinceSeconds: String(Math.ceil(ctx.duration(g.since, 0) / 1000)) } : {}),
   };
-  const p = await ctx.client.get<Obj>(`/api/v1/namespaces/${ns}/pods/${pod}`);
-  const names = ((p.spec?.containers ?? []) as Obj[]).map((c) => c.name as string);
+  const p = await ctx.client.get<corev1.Pod>(`/api/v1/namespaces/${ns}/pods/${pod}`);
+  const names = (p.spec?.containers ?? []).map((c) => c.name);
   let containers = container ? [container] : names.slice(0, 1);
-  if (g.allContainers) containers = [...((p.spec?.initContainers ?? []) as Obj[]).map((c) => c.name as string), ...names];
+  if (g.allContainers) containers = [...(p.spec?.initContainers ?? []).map((c) => c.name), ...names];
   else if (!container && names.length > 1) containers = [defaultContainer(ctx, p)];
   const streamOf = (c: string) => ctx.client.stream(`/api/v1/namespaces/${ns}/pods/${pod}/log`, { ...query, ...(names.length > 1 || container ? { container: c } : {}) }, (b) => ctx.io.out(b.toString()), ctx.io.signal);
   // Followed streams never end, so several containers are followed at once.

@@ -7,16 +7,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import type { KubeObject } from '@kubeling/api';
 import { isStatusError } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, dryRunSuffix, kindRef, pathOf, type Obj, type Target } from '../ctx.js';
+import { Ctx, apiVersionOf, dryRunSuffix, kindRef, pathOf, type Target } from '../ctx.js';
+import { asObject, asObjects, nested, type JsonObject } from '../json.js';
 import { parseOutput, printable, printObjects, toYaml } from '../print/printers.js';
 import { twoWayMergePatch } from './apply-merge.js';
 
 const PATCH_TYPES: Record<string, string> = { strategic: 'application/strategic-merge-patch+json', merge: 'application/merge-patch+json', json: 'application/json-patch+json' };
 
 /** Prints `<kind>/<name> <verb>` or the `-o` form of the result. */
-function report(ctx: Ctx, t: Target, name: string, verb: string, result: Obj | undefined): void {
+function report(ctx: Ctx, t: Target, name: string, verb: string, result: JsonObject | undefined): void {
   const out = parseOutput(ctx.g.output, ctx.g.template);
   if (out.t === 'table' || !result) ctx.io.out(`${kindRef(t.mapping)}/${name} ${verb}${dryRunSuffix(ctx.dryRun)}\n`);
   else ctx.io.out(printObjects(out, [{ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...result }], true, { nameOf: () => `${kindRef(t.mapping)}/${name}` }));
@@ -28,7 +30,7 @@ async function named(ctx: Ctx, args: string[]): Promise<{ t: Target; name: strin
   const out: { t: Target; name: string }[] = [];
   for (const t of targets) {
     if (t.name) out.push({ t, name: t.name });
-    else for (const o of await ctx.list(t)) out.push({ t, name: o.metadata.name });
+    else for (const o of await ctx.list(t)) out.push({ t, name: o.metadata.name ?? '' });
   }
   return out;
 }
@@ -48,9 +50,9 @@ export async function patch(ctx: Ctx, args: string[]): Promise<number> {
   if (type === 'json' ? !Array.isArray(body) : !body || typeof body !== 'object' || Array.isArray(body)) throw new UsageError(`error: unable to parse "${g.patch}": the patch is not a ${type === 'json' ? 'JSON array' : 'JSON object'}`);
   for (const { t, name } of await named(ctx, args)) {
     const path = g.subresource ? `${pathOf(t, name)}/${g.subresource}` : pathOf(t, name);
-    const before = await ctx.client.get<Obj>(path);
+    const before = await ctx.client.get<KubeObject>(path);
     // A client dry run of a patch is worked out by the server's dry run: nothing is stored either way.
-    const after = await ctx.client.patch<Obj>(path, body, ct, { ...ctx.writeQuery('kubectl-patch'), ...(ctx.dryRun === 'client' ? { dryRun: 'All' } : {}) });
+    const after = await ctx.client.patch<KubeObject>(path, body, ct, { ...ctx.writeQuery('kubectl-patch'), ...(ctx.dryRun === 'client' ? { dryRun: 'All' } : {}) });
     // As kubectl: "no change" when the object came back exactly as it was read.
     report(ctx, t, name, JSON.stringify(printable(before, true)) === JSON.stringify(printable(after, true)) ? 'patched (no change)' : 'patched', after);
   }
@@ -75,7 +77,7 @@ export async function labelOrAnnotate(ctx: Ctx, cmd: 'label' | 'annotate', args:
   const field = cmd === 'label' ? 'labels' : 'annotations';
   for (const { t, name } of await named(ctx, objArgs)) {
     const path = pathOf(t, name);
-    const live = await ctx.client.get<Obj>(path);
+    const live = await ctx.client.get<KubeObject>(path);
     if (!g.overwrite) {
       for (const [key, v] of Object.entries(changes)) {
         const have = live.metadata?.[field]?.[key];
@@ -83,7 +85,7 @@ export async function labelOrAnnotate(ctx: Ctx, cmd: 'label' | 'annotate', args:
       }
     }
     const unchanged = Object.entries(changes).every(([k, v]) => (v === null ? live.metadata?.[field]?.[k] === undefined : live.metadata?.[field]?.[k] === v));
-    const result = ctx.dryRun === 'client' || unchanged ? live : await ctx.client.patch<Obj>(path, { metadata: { [field]: changes } }, 'application/merge-patch+json', ctx.writeQuery(`kubectl-${cmd}`));
+    const result = ctx.dryRun === 'client' || unchanged ? live : await ctx.client.patch<KubeObject>(path, { metadata: { [field]: changes } }, 'application/merge-patch+json', ctx.writeQuery(`kubectl-${cmd}`));
     const verb = cmd === 'label' ? 'labeled' : 'annotated';
     report(ctx, t, name, unchanged ? `not ${verb}` : verb, result);
   }
@@ -103,10 +105,10 @@ export async function scale(ctx: Ctx, args: string[]): Promise<number> {
 }
 
 /** The pod template spec of a workload, where `set image` changes containers. */
-export function podSpecOf(o: Obj): Obj | undefined {
-  if (o.kind === 'Pod') return o.spec;
-  if (o.kind === 'CronJob') return o.spec?.jobTemplate?.spec?.template?.spec;
-  return o.spec?.template?.spec;
+export function podSpecOf(o: JsonObject): JsonObject | undefined {
+  if (o.kind === 'Pod') return asObject(o.spec);
+  if (o.kind === 'CronJob') return asObject(nested(o.spec, 'jobTemplate', 'spec', 'template', 'spec'));
+  return asObject(nested(o.spec, 'template', 'spec'));
 }
 
 export async function setImage(ctx: Ctx, args: string[]): Promise<number> {
@@ -119,7 +121,7 @@ export async function setImage(ctx: Ctx, args: string[]): Promise<number> {
   }
   if (!pairs.length) throw new UsageError('error: at least one image update is required');
   for (const { t, name } of await named(ctx, objArgs)) {
-    const live: Obj = { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...(await ctx.client.get<Obj>(pathOf(t, name))) };
+    const live: KubeObject = { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...(await ctx.client.get<KubeObject>(pathOf(t, name))) };
     const spec = podSpecOf(live);
     if (!spec) throw new UsageError(`error: ${kindRef(t.mapping)}/${name} has no pod template`);
     const next = structuredClone(live);
@@ -127,7 +129,7 @@ export async function setImage(ctx: Ctx, args: string[]): Promise<number> {
     for (const [cname, image] of pairs) {
       let found = false;
       for (const list of ['initContainers', 'containers']) {
-        for (const c of (nextSpec[list] ?? []) as Obj[]) {
+        for (const c of asObjects(nextSpec[list])) {
           if (cname === '*' || c.name === cname) {
             c.image = image;
             found = true;
@@ -141,7 +143,7 @@ export async function setImage(ctx: Ctx, args: string[]): Promise<number> {
     }
     const p = twoWayMergePatch(live, next);
     if (!Object.keys(p).length) continue;
-    const result = ctx.dryRun === 'client' ? next : await ctx.client.patch<Obj>(pathOf(t, name), p, 'application/merge-patch+json', ctx.writeQuery('kubectl-set'));
+    const result = ctx.dryRun === 'client' ? next : await ctx.client.patch<KubeObject>(pathOf(t, name), p, 'application/merge-patch+json', ctx.writeQuery('kubectl-set'));
     report(ctx, t, name, 'image updated', parseOutput(ctx.g.output).t === 'table' ? undefined : result);
   }
   return 0;
@@ -154,10 +156,10 @@ export async function edit(ctx: Ctx, args: string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'kubectl-edit-'));
   try {
     for (const { t, name } of objs) {
-      const live: Obj = { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...(await ctx.client.get<Obj>(pathOf(t, name))) };
+      const live: KubeObject = { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...(await ctx.client.get<KubeObject>(pathOf(t, name))) };
       const file = join(dir, `${t.mapping.resource}-${name}.yaml`);
       const header = '# Please edit the object below. Lines beginning with a \'#\' will be ignored,\n# and an empty file will abort the edit. If an error occurs while saving this file will be\n# reopened with the relevant failures.\n#\n';
-      const original = printable(live, false) as Obj;
+      const original = printable(live, false);
       writeFileSync(file, header + (ctx.g.output === 'json' ? JSON.stringify(original, null, 4) + '\n' : toYaml(original)));
       const code = (ctx.io.edit ?? defaultEditor(ctx))(file);
       if (code !== 0) throw new UsageError(`error: there was a problem with the editor "${ctx.io.env.KUBE_EDITOR ?? ctx.io.env.EDITOR ?? 'vi'}"`);
@@ -169,9 +171,9 @@ export async function edit(ctx: Ctx, args: string[]): Promise<number> {
         ctx.io.out('Edit cancelled, no changes made.\n');
         continue;
       }
-      let edited: Obj;
+      let edited: JsonObject;
       try {
-        edited = parse(text) as Obj;
+        edited = parse(text) as JsonObject;
       } catch (e) {
         throw new UsageError(`error: the edited file had a syntax error: ${(e as Error).message}`);
       }
@@ -180,9 +182,9 @@ export async function edit(ctx: Ctx, args: string[]): Promise<number> {
         ctx.io.out('Edit cancelled, no changes made.\n');
         continue;
       }
-      if (p.apiVersion !== undefined || p.kind !== undefined || p.metadata?.name !== undefined) throw new UsageError('error: At least one of apiVersion, kind and name was changed');
+      if (p.apiVersion !== undefined || p.kind !== undefined || nested(p, 'metadata', 'name') !== undefined) throw new UsageError('error: At least one of apiVersion, kind and name was changed');
       try {
-        await ctx.client.patch(pathOf(t, name), { ...p, metadata: { ...(p.metadata ?? {}), resourceVersion: live.metadata.resourceVersion } }, 'application/merge-patch+json', ctx.writeQuery('kubectl-edit'));
+        await ctx.client.patch(pathOf(t, name), { ...p, metadata: { ...asObject(p.metadata), resourceVersion: live.metadata.resourceVersion } }, 'application/merge-patch+json', ctx.writeQuery('kubectl-edit'));
       } catch (e) {
         if (!isStatusError(e)) throw e;
         ctx.io.err(`error: ${kindRef(t.mapping)} "${name}" could not be patched: ${e.status.message}\nYou can run \`kubectl replace -f ${file}\` to try this update again.\n`);

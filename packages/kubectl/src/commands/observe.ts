@@ -3,13 +3,14 @@
  * resourceVersion (by `metadata.name`), re-opened when the server ends it.
  * Used by `rollout status` and `wait`.
  */
-import { Ctx, pathOf, type Obj, type Target } from '../ctx.js';
+import type { KubeObject } from '@kubeling/api';
+import { Ctx, pathOf, type Target } from '../ctx.js';
 
 /**
  * Calls `check` with the object (undefined once it is gone) until it returns
  * true; resolves true then, or false when `timeoutMs` passes or the signal ends it.
  */
-export async function observe(ctx: Ctx, t: Target, name: string, timeoutMs: number, check: (o: Obj | undefined) => boolean): Promise<boolean> {
+export async function observe(ctx: Ctx, t: Target, name: string, timeoutMs: number, check: (o: KubeObject | undefined) => boolean): Promise<boolean> {
   const stop = new AbortController();
   const outer = ctx.io.signal;
   const onAbort = () => stop.abort();
@@ -21,7 +22,7 @@ export async function observe(ctx: Ctx, t: Target, name: string, timeoutMs: numb
       const live = await ctx.getOrNull(pathOf(t, name));
       if (check(live)) return true;
       let done = false;
-      await ctx.client.watch<Obj>(
+      await ctx.client.watch<KubeObject>(
         collection,
         { fieldSelector: `metadata.name=${name}`, ...(live ? { resourceVersion: live.metadata.resourceVersion } : {}), allowWatchBookmarks: 'true' },
         (ev) => {

@@ -4,23 +4,29 @@
  * prints each new state as the watch reports it, until the rollout is done.
  */
 import { isDeepStrictEqual } from 'node:util';
+import type { KubeList, KubeObject, appsv1 } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, kindRef, pathOf, resourceRef, type Obj, type Target } from '../ctx.js';
+import { Ctx, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
+import { asList, asObject, asObjects, asStringMap, nested, type JsonObject } from '../json.js';
 import { observe } from './observe.js';
 
 const REVISION = 'deployment.kubernetes.io/revision';
 const CHANGE_CAUSE = 'kubernetes.io/change-cause';
 const HASH_LABEL = 'pod-template-hash';
 
-/** Upstream's DeploymentStatusViewer / DaemonSetStatusViewer / StatefulSetStatusViewer: [message, done]. */
-export function rolloutStatus(o: Obj): [string, boolean] {
+/**
+ * Upstream's DeploymentStatusViewer / DaemonSetStatusViewer / StatefulSetStatusViewer: [message, done].
+ * The object is the server's, so an object of one of these kinds has its kind's shape.
+ */
+export function rolloutStatus(o: KubeObject): [string, boolean] {
   const name = o.metadata.name;
-  const st = o.status ?? {};
   if (o.kind === 'StatefulSet') {
-    const strategy = o.spec?.updateStrategy ?? {};
+    const { spec, status } = o as appsv1.StatefulSet;
+    const st: Partial<appsv1.StatefulSetStatus> = status ?? {};
+    const strategy: appsv1.StatefulSetUpdateStrategy = spec?.updateStrategy ?? {};
     if (strategy.type && strategy.type !== 'RollingUpdate') throw new UsageError('error: rollout status is only available for RollingUpdate strategy type');
     if (!st.observedGeneration || (o.metadata.generation ?? 0) > st.observedGeneration) return ['Waiting for statefulset spec update to be observed...\n', false];
-    const replicas = o.spec?.replicas ?? 1;
+    const replicas = spec?.replicas ?? 1;
     if ((st.readyReplicas ?? 0) < replicas) return [`Waiting for ${replicas - (st.readyReplicas ?? 0)} pods to be ready...\n`, false];
     const partition = strategy.rollingUpdate?.partition;
     if (strategy.rollingUpdate) {
@@ -31,16 +37,19 @@ export function rolloutStatus(o: Obj): [string, boolean] {
     return [`statefulset rolling update complete ${st.currentReplicas ?? 0} pods at revision ${st.currentRevision}...\n`, true];
   }
   if (o.kind === 'DaemonSet') {
+    const st: Partial<appsv1.DaemonSetStatus> = (o as appsv1.DaemonSet).status ?? {};
     if ((o.metadata.generation ?? 0) > (st.observedGeneration ?? 0)) return ['Waiting for daemon set spec update to be observed...\n', false];
     const desired = st.desiredNumberScheduled ?? 0;
     if ((st.updatedNumberScheduled ?? 0) < desired) return [`Waiting for daemon set "${name}" rollout to finish: ${st.updatedNumberScheduled ?? 0} out of ${desired} new pods have been updated...\n`, false];
     if ((st.numberAvailable ?? 0) < desired) return [`Waiting for daemon set "${name}" rollout to finish: ${st.numberAvailable ?? 0} of ${desired} updated pods are available...\n`, false];
     return [`daemon set "${name}" successfully rolled out\n`, true];
   }
+  const { spec, status } = o as appsv1.Deployment;
+  const st: appsv1.DeploymentStatus = status ?? {};
   if ((o.metadata.generation ?? 0) > (st.observedGeneration ?? 0)) return ['Waiting for deployment spec update to be observed...\n', false];
-  const progressing = ((st.conditions ?? []) as Obj[]).find((c) => c.type === 'Progressing');
+  const progressing = (st.conditions ?? []).find((c) => c.type === 'Progressing');
   if (progressing?.reason === 'ProgressDeadlineExceeded') throw new UsageError(`error: deployment "${name}" exceeded its progress deadline`);
-  const replicas = o.spec?.replicas ?? 1;
+  const replicas = spec?.replicas ?? 1;
   const updated = st.updatedReplicas ?? 0;
   if (updated < replicas) return [`Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...\n`, false];
   if ((st.replicas ?? 0) > updated) return [`Waiting for deployment "${name}" rollout to finish: ${(st.replicas ?? 0) - updated} old replicas are pending termination...\n`, false];
@@ -48,54 +57,56 @@ export function rolloutStatus(o: Obj): [string, boolean] {
   return [`deployment "${name}" successfully rolled out\n`, true];
 }
 
-async function one(ctx: Ctx, args: string[]): Promise<{ t: Target; name: string; obj: Obj }[]> {
+async function one(ctx: Ctx, args: string[]): Promise<{ t: Target; name: string; obj: KubeObject }[]> {
   const targets = await ctx.targets(args, { allowList: !!ctx.g.selector || ctx.g.all });
-  const out: { t: Target; name: string; obj: Obj }[] = [];
+  const out: { t: Target; name: string; obj: KubeObject }[] = [];
   for (const t of targets) {
     if (!['Deployment', 'DaemonSet', 'StatefulSet'].includes(t.mapping.kind)) throw new UsageError(`error: no status viewer has been implemented for ${t.mapping.kind}`);
-    if (t.name) out.push({ t, name: t.name, obj: { kind: t.mapping.kind, ...(await ctx.client.get<Obj>(pathOf(t))) } });
-    else for (const o of await ctx.list(t)) out.push({ t, name: o.metadata.name, obj: o });
+    if (t.name) out.push({ t, name: t.name, obj: { kind: t.mapping.kind, ...(await ctx.client.get<KubeObject>(pathOf(t))) } });
+    else for (const o of await ctx.list(t)) out.push({ t, name: o.metadata.name ?? '', obj: o });
   }
   return out;
 }
 
 /** The ReplicaSets a Deployment controls, by revision. */
-async function replicaSets(ctx: Ctx, d: Obj): Promise<Obj[]> {
-  const list = await ctx.client.get<Obj>(`/apis/apps/v1/namespaces/${d.metadata.namespace}/replicasets`);
-  return ((list.items ?? []) as Obj[]).filter((rs) => ((rs.metadata.ownerReferences ?? []) as Obj[]).some((r) => r.controller && r.uid === d.metadata.uid)).sort((a, b) => revision(a) - revision(b));
+async function replicaSets(ctx: Ctx, d: KubeObject): Promise<KubeObject[]> {
+  const list = await ctx.client.get<KubeList>(`/apis/apps/v1/namespaces/${d.metadata.namespace}/replicasets`);
+  return (list.items ?? []).filter((rs) => (rs.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === d.metadata.uid)).sort((a, b) => revision(a) - revision(b));
 }
 
-const revision = (rs: Obj): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
+const revision = (rs: KubeObject): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
 
 /** The ControllerRevisions of a StatefulSet or DaemonSet, oldest first, with the pod template each holds. */
-async function controllerRevisions(ctx: Ctx, s: Obj): Promise<{ revision: number; changeCause?: string | undefined; template: Obj; data: Obj }[]> {
-  const list = await ctx.client.get<Obj>(`/apis/apps/v1/namespaces/${s.metadata.namespace}/controllerrevisions`);
-  return ((list.items ?? []) as Obj[])
-    .filter((cr) => ((cr.metadata.ownerReferences ?? []) as Obj[]).some((r) => r.controller && r.uid === s.metadata.uid))
+async function controllerRevisions(ctx: Ctx, s: KubeObject): Promise<{ revision: number; changeCause?: string | undefined; template: JsonObject; data: JsonObject }[]> {
+  const list = await ctx.client.get<KubeList>(`/apis/apps/v1/namespaces/${s.metadata.namespace}/controllerrevisions`);
+  return (list.items ?? [])
+    .filter((cr) => (cr.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === s.metadata.uid))
     .map((cr) => {
-      const template = structuredClone(cr.data?.spec?.template ?? {}) as Obj;
+      // The revision's data is the strategic merge patch that restores it: its pod template carries `$patch: replace`.
+      const template = structuredClone(asObject(nested(cr.data, 'spec', 'template')) ?? {});
       delete template.$patch;
-      return { revision: Number(cr.revision ?? 0), changeCause: cr.metadata.annotations?.[CHANGE_CAUSE] as string | undefined, template, data: cr.data ?? {} };
+      return { revision: Number(cr.revision ?? 0), changeCause: cr.metadata.annotations?.[CHANGE_CAUSE], template, data: asObject(cr.data) ?? {} };
     })
     .sort((a, b) => a.revision - b.revision);
 }
 
-function templateWithoutHash(tpl: Obj): Obj {
+function templateWithoutHash(tpl: unknown): unknown {
   const t = structuredClone(tpl ?? {});
-  if (t.metadata?.labels) {
-    delete t.metadata.labels[HASH_LABEL];
+  const labels = asObject(nested(t, 'metadata', 'labels'));
+  if (labels) {
+    delete labels[HASH_LABEL];
   }
   return t;
 }
 
 /** Upstream's StatefulSetRollbacker and DaemonSetRollbacker: the revision's data as a strategic merge patch. */
-async function undoByRevision(ctx: Ctx, t: Target, name: string, obj: Obj): Promise<void> {
+async function undoByRevision(ctx: Ctx, t: Target, name: string, obj: KubeObject): Promise<void> {
   const revs = await controllerRevisions(ctx, obj);
   const to = ctx.g.toRevision && ctx.g.toRevision !== '0' ? Number(ctx.g.toRevision) : undefined;
   // Without --to-revision: the one before the newest.
   const want = to !== undefined ? revs.find((r) => r.revision === to) : revs.length > 1 ? revs[revs.length - 2] : undefined;
   if (!want) throw new UsageError(to !== undefined ? `error: unable to find specified revision ${to} in history` : 'error: no last revision to roll back to');
-  if (isDeepStrictEqual(obj.spec?.template ?? {}, want.template)) {
+  if (isDeepStrictEqual(nested(obj.spec, 'template') ?? {}, want.template)) {
     ctx.io.out(`${kindRef(t.mapping)}/${name} skipped rollback (current template already matches revision ${want.revision})\n`);
     return;
   }
@@ -132,7 +143,7 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
         const entries =
           t.mapping.kind !== 'Deployment'
             ? await controllerRevisions(ctx, obj)
-            : (await replicaSets(ctx, obj)).map((r) => ({ revision: revision(r), changeCause: r.metadata.annotations?.[CHANGE_CAUSE] as string | undefined, template: r.spec.template as Obj }));
+            : (await replicaSets(ctx, obj)).map((r) => ({ revision: revision(r), changeCause: r.metadata.annotations?.[CHANGE_CAUSE], template: nested(r.spec, 'template') }));
         if (g.revision) {
           const e = entries.find((r) => r.revision === Number(g.revision));
           if (!e) throw new UsageError(`error: unable to find the specified revision`);
@@ -152,19 +163,19 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
           continue;
         }
         if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: no rollbacker has been implemented for ${t.mapping.kind}`);
-        if (obj.spec?.paused) throw new UsageError(`error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again`);
+        if (nested(obj.spec, 'paused')) throw new UsageError(`error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again`);
         const rss = (await replicaSets(ctx, obj)).filter((r) => revision(r) > 0);
         const current = Number(obj.metadata.annotations?.[REVISION] ?? 0);
         const want = g.toRevision && g.toRevision !== '0' ? rss.find((r) => revision(r) === Number(g.toRevision)) : [...rss].reverse().find((r) => revision(r) !== current);
         if (!want) throw new UsageError(g.toRevision && g.toRevision !== '0' ? `error: unable to find specified revision ${g.toRevision} in history` : 'error: no rollout history found for deployment "' + name + '"');
-        const tpl = templateWithoutHash(want.spec.template);
-        if (JSON.stringify(templateWithoutHash(obj.spec.template)) === JSON.stringify(tpl)) {
+        const tpl = templateWithoutHash(nested(want.spec, 'template'));
+        if (JSON.stringify(templateWithoutHash(nested(obj.spec, 'template'))) === JSON.stringify(tpl)) {
           ctx.io.out(`${kindRef(t.mapping)}/${name} skipped rollback (current template already matches revision ${revision(want)})\n`);
           continue;
         }
-        const annotations: Obj = {};
-        for (const [k, v] of Object.entries((want.metadata.annotations ?? {}) as Record<string, string>)) if (k === CHANGE_CAUSE) annotations[k] = v;
-        const ops: Obj[] = [
+        const annotations: Record<string, string> = {};
+        for (const [k, v] of Object.entries(want.metadata.annotations ?? {})) if (k === CHANGE_CAUSE) annotations[k] = v;
+        const ops: JsonObject[] = [
           { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
           { op: 'replace', path: '/spec/template', value: tpl },
           ...(Object.keys(annotations).length ? [{ op: 'add', path: '/metadata/annotations', value: { ...(obj.metadata.annotations ?? {}), ...annotations } }] : []),
@@ -177,7 +188,7 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     }
     case 'restart': {
       for (const { t, name, obj } of await one(ctx, rest)) {
-        if (obj.spec?.paused) throw new UsageError(`error: deployments "${name}" can't restart paused deployment (run rollout resume first)`);
+        if (nested(obj.spec, 'paused')) throw new UsageError(`error: deployments "${name}" can't restart paused deployment (run rollout resume first)`);
         const patch = { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString().replace(/\.\d+Z$/, 'Z') } } } } };
         if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), patch, 'application/strategic-merge-patch+json', ctx.writeQuery('kubectl-rollout'));
         ctx.io.out(`${kindRef(t.mapping)}/${name} restarted\n`);
@@ -190,7 +201,7 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
       let failed = 0;
       for (const { t, name, obj } of await one(ctx, rest)) {
         if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: ${resourceRef(t.mapping)} "${name}" ${pause ? 'pausing' : 'resuming'} is not supported`);
-        if (!!obj.spec?.paused === pause) {
+        if (!!nested(obj.spec, 'paused') === pause) {
           ctx.io.err(`error: ${resourceRef(t.mapping)} "${name}" is ${pause ? 'already paused' : 'not paused'}\n`);
           failed++;
           continue;
@@ -206,36 +217,37 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
 }
 
 /** A pod template the way `describe` and `rollout history --revision` print it. */
-export function podTemplateText(tpl: Obj, indent = ''): string {
+export function podTemplateText(tpl: unknown, indent = ''): string {
   const lines: string[] = ['Pod Template:'];
-  const labels = Object.entries((tpl.metadata?.labels ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`);
+  const labels = Object.entries(asStringMap(nested(tpl, 'metadata', 'labels')) ?? {}).map(([k, v]) => `${k}=${v}`);
   lines.push(`  Labels:\t${labels.length ? labels.join('\n\t') : '<none>'}`);
-  const ann = Object.entries((tpl.metadata?.annotations ?? {}) as Record<string, string>);
+  const ann = Object.entries(asStringMap(nested(tpl, 'metadata', 'annotations')) ?? {});
   if (ann.length) lines.push(`  Annotations:\t${ann.map(([k, v]) => `${k}: ${v}`).join('\n\t')}`);
-  if (tpl.spec?.serviceAccountName) lines.push(`  Service Account:\t${tpl.spec.serviceAccountName}`);
-  const section = (title: string, cs: Obj[]) => {
+  const spec = asObject(nested(tpl, 'spec')) ?? {};
+  if (spec.serviceAccountName) lines.push(`  Service Account:\t${spec.serviceAccountName}`);
+  const section = (title: string, cs: JsonObject[]) => {
     if (!cs.length) return;
     lines.push(`  ${title}:`);
     for (const c of cs) {
       lines.push(`   ${c.name}:`);
       lines.push(`    Image:\t${c.image}`);
-      const ports = ((c.ports ?? []) as Obj[]).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`);
+      const ports = asObjects(c.ports).map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`);
       lines.push(`    Port${ports.length > 1 ? 's' : ''}:\t${ports.length ? ports.join(', ') : '<none>'}`);
-      const hostPorts = ((c.ports ?? []) as Obj[]).map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`);
+      const hostPorts = asObjects(c.ports).map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`);
       lines.push(`    Host Port${hostPorts.length > 1 ? 's' : ''}:\t${hostPorts.length ? hostPorts.join(', ') : '<none>'}`);
-      if (c.command) lines.push(`    Command:\n${(c.command as string[]).map((x) => `      ${x}`).join('\n')}`);
-      if (c.args) lines.push(`    Args:\n${(c.args as string[]).map((x) => `      ${x}`).join('\n')}`);
-      const env = ((c.env ?? []) as Obj[]).map((e) => `      ${e.name}:\t${e.value ?? '<set from a reference>'}`);
+      if (c.command) lines.push(`    Command:\n${asList(c.command).map((x) => `      ${x}`).join('\n')}`);
+      if (c.args) lines.push(`    Args:\n${asList(c.args).map((x) => `      ${x}`).join('\n')}`);
+      const env = asObjects(c.env).map((e) => `      ${e.name}:\t${e.value ?? '<set from a reference>'}`);
       lines.push(`    Environment:${env.length ? '\n' + env.join('\n') : '\t<none>'}`);
-      const mounts = ((c.volumeMounts ?? []) as Obj[]).map((m) => `      ${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
+      const mounts = asObjects(c.volumeMounts).map((m) => `      ${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
       lines.push(`    Mounts:${mounts.length ? '\n' + mounts.join('\n') : '\t<none>'}`);
     }
   };
-  section('Init Containers', (tpl.spec?.initContainers ?? []) as Obj[]);
-  section('Containers', (tpl.spec?.containers ?? []) as Obj[]);
-  const vols = (tpl.spec?.volumes ?? []) as Obj[];
+  section('Init Containers', asObjects(spec.initContainers));
+  section('Containers', asObjects(spec.containers));
+  const vols = asObjects(spec.volumes);
   lines.push(`  Volumes:\t${vols.length ? vols.map((v) => v.name).join(', ') : '<none>'}`);
-  lines.push(`  Node-Selectors:\t${Object.entries((tpl.spec?.nodeSelector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'}`);
-  lines.push(`  Tolerations:\t${((tpl.spec?.tolerations ?? []) as Obj[]).map((t) => `${t.key ?? ''}${t.value ? '=' + t.value : ''}${t.effect ? ':' + t.effect : ''}`).join(', ') || '<none>'}`);
+  lines.push(`  Node-Selectors:\t${Object.entries(asStringMap(spec.nodeSelector) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'}`);
+  lines.push(`  Tolerations:\t${asObjects(spec.tolerations).map((t) => `${t.key ?? ''}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`).join(', ') || '<none>'}`);
   return lines.map((l) => indent + l).join('\n');
 }

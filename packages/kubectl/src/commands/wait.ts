@@ -3,8 +3,10 @@
  * on named objects or on those `-l`/`--all` select, `--timeout` (30s by
  * default). Each object prints `<kind>/<name> condition met` as it gets there.
  */
+import type { KubeObject } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, kindRef, pathOf, resourceRef, type Obj, type Target } from '../ctx.js';
+import { Ctx, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
+import { asObjects, nested } from '../json.js';
 import { select } from '../print/jsonpath.js';
 import { observe } from './observe.js';
 
@@ -30,7 +32,7 @@ export function parseFor(spec: string | undefined): Cond {
   throw new UsageError(`error: unrecognized condition: "${spec}"`);
 }
 
-export function conditionMet(c: Cond, o: Obj | undefined): boolean {
+export function conditionMet(c: Cond, o: KubeObject | undefined): boolean {
   switch (c.t) {
     case 'delete':
       return !o;
@@ -38,11 +40,13 @@ export function conditionMet(c: Cond, o: Obj | undefined): boolean {
       return !!o;
     case 'condition': {
       if (!o) return false;
-      const conds = (o.status?.conditions ?? []) as Obj[];
+      const conds = asObjects(nested(o.status, 'conditions'));
       const found = conds.find((x) => String(x.type).toLowerCase() === c.type.toLowerCase());
       if (!found || String(found.status).toLowerCase() !== c.status.toLowerCase()) return false;
       // A condition observed for an older generation does not count.
-      return found.observedGeneration === undefined || o.metadata?.generation === undefined || found.observedGeneration >= o.metadata.generation;
+      const observed = found.observedGeneration;
+      const generation = o.metadata?.generation;
+      return observed === undefined || generation === undefined || Number(observed) >= generation;
     }
     case 'jsonpath': {
       if (!o) return false;
@@ -70,7 +74,7 @@ export async function wait(ctx: Ctx, args: string[]): Promise<number> {
         ctx.io.err('error: no matching resources found\n');
         return 1;
       }
-      for (const o of list) items.push({ t: { ...t, namespace: o.metadata.namespace ?? t.namespace }, name: o.metadata.name });
+      for (const o of list) items.push({ t: { ...t, namespace: o.metadata.namespace ?? t.namespace }, name: o.metadata.name ?? '' });
     }
   }
   for (const { t, name } of items) {

@@ -8,8 +8,7 @@ import { stringify } from 'yaml';
 import { UsageError } from '../flags.js';
 import { evaluate, relaxed, select } from './jsonpath.js';
 import { executeTemplate, goValue } from './gotemplate.js';
-
-type Obj = Record<string, any>;
+import { isObject, type JsonObject } from '../json.js';
 
 export type Output =
   | { t: 'table'; wide: boolean }
@@ -72,13 +71,15 @@ export function columns(rows: string[][]): string {
 }
 
 /** Objects as kubectl prints them: keys sorted (Go maps), managedFields hidden unless asked. */
+export function printable(o: JsonObject, showManaged: boolean): JsonObject;
+export function printable(o: unknown, showManaged: boolean): unknown;
 export function printable(o: unknown, showManaged: boolean): unknown {
   if (Array.isArray(o)) return o.map((x) => printable(x, showManaged));
-  if (o && typeof o === 'object') {
-    const out: Obj = {};
+  if (isObject(o)) {
+    const out: JsonObject = {};
     for (const k of Object.keys(o).sort()) {
       if (!showManaged && k === 'managedFields') continue;
-      out[k] = printable((o as Obj)[k], showManaged);
+      out[k] = printable(o[k], showManaged);
     }
     return out;
   }
@@ -88,7 +89,7 @@ export function printable(o: unknown, showManaged: boolean): unknown {
 /** YAML as kubectl writes it (go-yaml's YAML 1.1 rules: timestamps, yes/no/on/off and the like stay quoted strings). */
 export const toYaml = (o: unknown): string => stringify(o, { indentSeq: false, lineWidth: 0, version: '1.1' });
 
-export function listOf(items: Obj[]): Obj {
+export function listOf(items: JsonObject[]): JsonObject {
   return { apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } };
 }
 
@@ -96,7 +97,7 @@ export function listOf(items: Obj[]): Obj {
  * Prints objects in a non-table format. `single` prints the one object bare
  * (kubectl does so for a get by one name); otherwise a `List`.
  */
-export function printObjects(out: Output, objs: Obj[], single: boolean, opts: { showManagedFields?: boolean; noHeaders?: boolean; nameOf: (o: Obj) => string }): string {
+export function printObjects<T extends JsonObject>(out: Output, objs: T[], single: boolean, opts: { showManagedFields?: boolean; noHeaders?: boolean; nameOf: (o: T) => string }): string {
   const data = single && objs.length === 1 ? objs[0]! : listOf(objs);
   switch (out.t) {
     case 'json':
