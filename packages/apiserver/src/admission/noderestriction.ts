@@ -22,12 +22,38 @@
  * It runs as mutating admission (before validation, as upstream's Admit) for
  * creates and updates, and as validating admission for deletes.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, authenticationv1, corev1, dsl } from '@kubeling/api';
 import { failure, forbidden, jsonEqual, type GroupResource } from '@kubeling/apimachinery';
 import type { Attributes, Decision } from '../auth/types.js';
 import type { AdmissionAttributes, MutatingAdmission, ValidatingAdmission } from './index.js';
 
-type Obj = Record<string, any>;
+/** A volume source that may name a Secret for its credentials. */
+type SecretRefSource = { secretRef?: unknown; nodePublishSecretRef?: unknown };
+const SECRET_REF_SOURCES = ['cephfs', 'cinder', 'flexVolume', 'rbd', 'iscsi', 'scaleIO', 'storageos', 'csi'] as const;
+
+/** A volume with the sources that refer to other objects (the api describes a Volume by its name only). */
+type PodVolume = { [S in (typeof SECRET_REF_SOURCES)[number]]?: SecretRefSource } & {
+  name: string;
+  secret?: object;
+  configMap?: object;
+  persistentVolumeClaim?: object;
+  azureFile?: { secretName?: string };
+  projected?: { sources?: { secret?: object; configMap?: object; clusterTrustBundle?: object; serviceAccountToken?: { audience?: string } }[] };
+};
+
+type PodStatus = NonNullable<corev1.Pod['status']>;
+
+/** A pod with the fields this plugin reads that the api does not describe yet. */
+type RestrictedPod = Omit<corev1.Pod, 'spec' | 'status'> & {
+  spec?: Omit<corev1.PodSpec, 'volumes'> & { volumes?: PodVolume[]; resourceClaims?: unknown[] };
+  status?: PodStatus & { resourceClaimStatuses?: { name: string; resourceClaimName?: string | null }[] };
+};
+
+/** A node's spec with the (deprecated) configSource a kubelet may not set. */
+type RestrictedNodeSpec = NonNullable<corev1.Node['spec']> & { configSource?: unknown };
+
+type TokenRequest = authenticationv1.TokenRequest;
+type PersistentVolumeClaim = dsl.Static<typeof corev1.PersistentVolumeClaim>;
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
@@ -134,7 +160,7 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
 
   private async pod(obj: KubeObject | undefined, a: AdmissionAttributes, node: string, deny: (why: string) => Error): Promise<void> {
     if (a.operation === 'DELETE') {
-      if (((a.old?.spec ?? {}) as Obj).nodeName !== node) throw deny(`node "${node}" can only delete pods with spec.nodeName set to itself`);
+      if ((a.old as RestrictedPod | undefined)?.spec?.nodeName !== node) throw deny(`node "${node}" can only delete pods with spec.nodeName set to itself`);
       return;
     }
     if (a.operation !== 'CREATE') throw deny(`unexpected operation "${a.operation}", node "${node}" can only create and delete mirror pods`);
@@ -142,9 +168,9 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
     if (!Object.hasOwn(pod.metadata.annotations ?? {}, MIRROR_POD_ANNOTATION)) {
       throw deny(`pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${node}" can only create mirror pods`);
     }
-    const spec = (pod.spec ?? {}) as Obj;
+    const spec: NonNullable<RestrictedPod['spec']> = (pod as RestrictedPod).spec ?? {};
     if (spec.nodeName !== node) throw deny(`node "${node}" can only create pods with spec.nodeName set to itself`);
-    const refs = (pod.metadata.ownerReferences ?? []) as Obj[];
+    const refs = pod.metadata.ownerReferences ?? [];
     if (refs.length > 1) throw deny(`node "${node}" can only create pods with a single owner reference set to itself`);
     if (refs.length === 0) throw deny(`node "${node}" can only create pods with an owner reference set to itself`);
     const ref = refs[0]!;
@@ -160,7 +186,7 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
     if (what.configmaps) throw deny(`node "${node}" can not create pods that reference configmaps`);
     if (what.clustertrustbundles) throw deny(`node "${node}" can not create pods that reference clustertrustbundles`);
     if (what.pvcs) throw deny(`node "${node}" can not create pods that reference persistentvolumeclaims`);
-    if (((spec.resourceClaims ?? []) as unknown[]).length) throw deny(`node "${node}" can not create pods that reference resourceclaims`);
+    if ((spec.resourceClaims ?? []).length) throw deny(`node "${node}" can not create pods that reference resourceclaims`);
   }
 
   private async eviction(obj: KubeObject | undefined, a: AdmissionAttributes, node: string, name: string, deny: (why: string) => Error): Promise<void> {
@@ -169,24 +195,24 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
     if (!podName) throw deny('could not determine pod from request data');
     const pod = await this.lookups.pod(a.namespace ?? '', podName);
     if (!pod) throw notFoundAs('pod', name);
-    if (((pod.spec ?? {}) as Obj).nodeName !== node) throw deny(`node ${node} can only evict pods with spec.nodeName set to itself`);
+    if ((pod as RestrictedPod).spec?.nodeName !== node) throw deny(`node ${node} can only evict pods with spec.nodeName set to itself`);
   }
 
   private async token(tr: KubeObject, a: AdmissionAttributes, node: string, deny: (why: string) => Error): Promise<void> {
-    const spec = ((tr as Obj).spec ?? {}) as Obj;
-    const ref = spec.boundObjectRef as Obj | undefined;
+    const spec = (tr as TokenRequest).spec;
+    const ref = spec?.boundObjectRef;
     if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) throw deny('node requested token not bound to a pod');
     if (!ref.uid) throw deny('node requested token with a pod binding without a uid');
     const pod = await this.lookups.pod(a.namespace ?? '', ref.name);
     if (!pod) throw notFoundAs('pod', ref.name);
     if (ref.uid !== pod.metadata.uid) throw deny(`the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
-    if (((pod.spec ?? {}) as Obj).nodeName !== node) throw deny('node requested token bound to a pod scheduled on a different node');
+    if ((pod as RestrictedPod).spec?.nodeName !== node) throw deny('node requested token bound to a pod scheduled on a different node');
     // ServiceAccountNodeAudienceRestriction: only an audience the pod's volumes ask for.
-    const audiences = (spec.audiences ?? []) as string[];
+    const audiences = spec?.audiences ?? [];
     if (audiences.length > 1) throw deny('node may only request 0 or 1 audiences');
     const aud = audiences[0] ?? '';
-    const volumes = (((pod.spec ?? {}) as Obj).volumes ?? []) as Obj[];
-    const used = volumes.some((v) => ((v.projected?.sources ?? []) as Obj[]).some((s) => s.serviceAccountToken && (s.serviceAccountToken.audience ?? '') === aud));
+    const volumes = (pod as RestrictedPod).spec?.volumes ?? [];
+    const used = volumes.some((v) => (v.projected?.sources ?? []).some((s) => s.serviceAccountToken && (s.serviceAccountToken.audience ?? '') === aud));
     if (used) return;
     const d = this.lookups.authorize({ user: { name: a.user!.name, groups: a.user!.groups }, verb: 'request-serviceaccounts-token-audience', isResourceRequest: true, ...(a.namespace ? { namespace: a.namespace } : {}), apiGroup: '', resource: aud, ...(a.name ? { name: a.name } : {}) });
     if (!d.allowed) throw deny(`audience "${aud}" not found in pod spec volume, ${a.user!.name} is not authorized to request tokens for this audience`);
@@ -196,9 +222,9 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
 function podStatus(pod: KubeObject, a: AdmissionAttributes, node: string, deny: (why: string) => Error): void {
   if (a.operation !== 'UPDATE') throw deny(`unexpected operation "${a.operation}"`);
   const old = a.old!;
-  if (((old.spec ?? {}) as Obj).nodeName !== node) throw deny(`node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
+  if ((old as RestrictedPod).spec?.nodeName !== node) throw deny(`node "${node}" can only update pod status for pods with spec.nodeName set to itself`);
   if (!jsonEqual(old.metadata.labels ?? {}, pod.metadata.labels ?? {})) throw deny(`node "${node}" cannot update labels through pod status`);
-  const claims = (o: KubeObject) => (((o.status ?? {}) as Obj).resourceClaimStatuses ?? []) as Obj[];
+  const claims = (o: KubeObject) => (o as RestrictedPod).status?.resourceClaimStatuses ?? [];
   const before = claims(old);
   const after = claims(pod);
   const same = before.length === after.length && before.every((c, i) => c.name === after[i]!.name && (c.resourceClaimName ?? null) === (after[i]!.resourceClaimName ?? null));
@@ -209,14 +235,14 @@ function nodeChange(obj: KubeObject | undefined, a: AdmissionAttributes, node: s
   const requested = a.operation === 'CREATE' ? obj?.metadata.name : (a.name ?? a.old?.metadata.name);
   if (requested !== node) throw deny(`node "${node}" is not allowed to modify node "${requested ?? ''}"`);
   if (a.operation === 'CREATE') {
-    if (((obj!.spec ?? {}) as Obj).configSource != null) throw deny(`node "${node}" is not allowed to create pods with a non-nil configSource`);
+    if ((obj!.spec as RestrictedNodeSpec | undefined)?.configSource != null) throw deny(`node "${node}" is not allowed to create pods with a non-nil configSource`);
     const bad = forbiddenNodeLabels(Object.keys(obj!.metadata.labels ?? {}));
     if (bad.length) throw deny(`node "${node}" is not allowed to set the following labels: ${bad.join(', ')}`);
     return;
   }
   if (a.operation !== 'UPDATE') return;
-  const spec = (obj!.spec ?? {}) as Obj;
-  const oldSpec = (a.old!.spec ?? {}) as Obj;
+  const spec: RestrictedNodeSpec = (obj!.spec as RestrictedNodeSpec | undefined) ?? {};
+  const oldSpec: RestrictedNodeSpec = (a.old!.spec as RestrictedNodeSpec | undefined) ?? {};
   if (spec.configSource != null && !jsonEqual(spec.configSource, oldSpec.configSource)) throw deny(`node "${node}" is not allowed to update configSource to a new non-nil configSource`);
   if (!jsonEqual(spec.taints ?? [], oldSpec.taints ?? [])) throw deny(`node "${node}" is not allowed to modify taints`);
   const labels = obj!.metadata.labels ?? {};
@@ -231,10 +257,11 @@ function nodeChange(obj: KubeObject | undefined, a: AdmissionAttributes, node: s
 function pvcStatus(pvc: KubeObject, a: AdmissionAttributes, node: string, deny: (why: string) => Error): void {
   if (a.operation !== 'UPDATE') throw deny(`unexpected operation "${a.operation}"`);
   const strip = (o: KubeObject) => {
-    const c = structuredClone(o) as Obj;
+    const c = structuredClone(o);
     delete c.metadata.resourceVersion;
     delete c.metadata.managedFields;
-    for (const f of ['capacity', 'conditions', 'allocatedResourceStatuses', 'allocatedResources']) if (c.status) delete c.status[f];
+    const status = (c as PersistentVolumeClaim).status;
+    for (const f of ['capacity', 'conditions', 'allocatedResourceStatuses', 'allocatedResources']) if (status) delete status[f];
     return c;
   };
   if (!jsonEqual(strip(a.old!), strip(pvc))) throw deny(`node "${node}" is not allowed to update fields other than status.quantity and status.conditions`);
@@ -242,29 +269,30 @@ function pvcStatus(pvc: KubeObject, a: AdmissionAttributes, node: string, deny: 
 
 /** Which kinds of API objects a pod refers to (podutil's Visit*Names and the volume sources). */
 export function referencedObjects(pod: KubeObject): { secrets: boolean; configmaps: boolean; clustertrustbundles: boolean; pvcs: boolean } {
-  const spec = (pod.spec ?? {}) as Obj;
+  const spec: NonNullable<RestrictedPod['spec']> = (pod as RestrictedPod).spec ?? {};
   const out = { secrets: false, configmaps: false, clustertrustbundles: false, pvcs: false };
-  if (((spec.imagePullSecrets ?? []) as Obj[]).some((s) => s.name)) out.secrets = true;
-  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])] as Obj[]) {
-    for (const e of (c.env ?? []) as Obj[]) {
+  if ((spec.imagePullSecrets ?? []).some((s) => s.name)) out.secrets = true;
+  // Ephemeral containers (undescribed by the api) have a container's env and envFrom.
+  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...((spec.ephemeralContainers ?? []) as corev1.Container[])]) {
+    for (const e of c.env ?? []) {
       if (e.valueFrom?.secretKeyRef) out.secrets = true;
       if (e.valueFrom?.configMapKeyRef) out.configmaps = true;
     }
-    for (const f of (c.envFrom ?? []) as Obj[]) {
+    for (const f of c.envFrom ?? []) {
       if (f.secretRef) out.secrets = true;
       if (f.configMapRef) out.configmaps = true;
     }
   }
-  for (const v of (spec.volumes ?? []) as Obj[]) {
+  for (const v of spec.volumes ?? []) {
     if (v.secret) out.secrets = true;
     if (v.configMap) out.configmaps = true;
     if (v.persistentVolumeClaim) out.pvcs = true;
-    for (const src of ['cephfs', 'cinder', 'flexVolume', 'rbd', 'iscsi', 'scaleIO', 'storageos', 'csi']) {
-      const s = v[src] as Obj | undefined;
+    for (const src of SECRET_REF_SOURCES) {
+      const s = v[src];
       if (s && (s.secretRef || s.nodePublishSecretRef)) out.secrets = true;
     }
     if (v.azureFile?.secretName) out.secrets = true;
-    for (const s of (v.projected?.sources ?? []) as Obj[]) {
+    for (const s of v.projected?.sources ?? []) {
       if (s.secret) out.secrets = true;
       if (s.configMap) out.configmaps = true;
       if (s.clusterTrustBundle) out.clustertrustbundles = true;

@@ -7,13 +7,15 @@
  *   limits (`default`) and requests (`defaultRequest`, else the limit), and
  *   refuse containers (and, for type Pod, pods) outside `min`/`max`.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, corev1, dsl } from '@kubeling/api';
 import { failure } from '@kubeling/apimachinery';
 import { intValue, milliValue } from '@kubeling/apimachinery';
-import type { Store } from '../registry/store.js';
 import type { AdmissionAttributes, MutatingAdmission, ValidatingAdmission } from './index.js';
+import type { ObjectLister } from './lookups.js';
 
-type Obj = Record<string, any>;
+type LimitRange = dsl.Static<typeof corev1.LimitRange>;
+type LimitRangeItem = dsl.Static<typeof corev1.LimitRangeItem>;
+type Quantity = string | number;
 
 export class DefaultTolerationSeconds implements MutatingAdmission {
   readonly name = 'DefaultTolerationSeconds';
@@ -22,8 +24,8 @@ export class DefaultTolerationSeconds implements MutatingAdmission {
     return a.operation === 'CREATE' && a.resource === '/pods';
   }
   async admit(pod: KubeObject): Promise<void> {
-    const spec = (pod.spec ??= {}) as Obj;
-    const tol = (spec.tolerations ??= []) as Obj[];
+    const spec = ((pod as corev1.Pod).spec ??= {});
+    const tol = (spec.tolerations ??= []);
     for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
       const covered = tol.some((t) => (t.operator === 'Exists' && !t.key && (!t.effect || t.effect === 'NoExecute')) || (t.key === key && (!t.effect || t.effect === 'NoExecute')));
       if (!covered) tol.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.seconds });
@@ -42,25 +44,25 @@ export class AlwaysPullImages implements MutatingAdmission {
   }
 }
 
-const value = (r: string, q: string | number) => (r === 'cpu' ? milliValue(q) : intValue(q));
+const value = (r: string, q: Quantity) => (r === 'cpu' ? milliValue(q) : intValue(q));
 
-function containers(pod: KubeObject): Obj[] {
-  const spec = (pod.spec ?? {}) as Obj;
-  return [...((spec.initContainers ?? []) as Obj[]), ...((spec.containers ?? []) as Obj[])];
+function containers(pod: KubeObject): corev1.Container[] {
+  const spec = (pod as corev1.Pod).spec ?? {};
+  return [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
 }
 
 export class LimitRanger implements MutatingAdmission, ValidatingAdmission {
   readonly name = 'LimitRanger';
-  constructor(private readonly limitRanges: () => Store) {}
+  constructor(private readonly limitRanges: () => ObjectLister) {}
 
   handles(a: AdmissionAttributes): boolean {
     return a.operation === 'CREATE' && a.resource === '/pods';
   }
 
-  private async ranges(ns: string | undefined): Promise<Obj[]> {
+  private async ranges(ns: string | undefined): Promise<LimitRangeItem[]> {
     if (!ns) return [];
     const { items } = await this.limitRanges().list(ns, { resourceVersion: '0' });
-    return items.flatMap((lr) => (((lr.spec ?? {}) as Obj).limits ?? []) as Obj[]);
+    return items.flatMap((lr) => (lr as LimitRange).spec?.limits ?? []);
   }
 
   async admit(pod: KubeObject, a: AdmissionAttributes): Promise<void> {
@@ -68,22 +70,22 @@ export class LimitRanger implements MutatingAdmission, ValidatingAdmission {
     if (!limits.length) return;
     const set: string[] = [];
     for (const c of containers(pod)) {
-      const res = (c.resources ??= {}) as Obj;
+      const res = (c.resources ??= {});
       for (const l of limits) {
-        for (const [r, q] of Object.entries((l.default ?? {}) as Record<string, string>)) {
+        for (const [r, q] of Object.entries(l.default ?? {})) {
           if ((res.limits ?? {})[r] === undefined) {
             (res.limits ??= {})[r] = q;
             set.push(`${r} limit for container ${c.name}`);
           }
         }
-        for (const [r, q] of Object.entries((l.defaultRequest ?? {}) as Record<string, string>)) {
+        for (const [r, q] of Object.entries(l.defaultRequest ?? {})) {
           if ((res.requests ?? {})[r] === undefined) {
             (res.requests ??= {})[r] = q;
             set.push(`${r} request for container ${c.name}`);
           }
         }
       }
-      for (const [r, q] of Object.entries((res.limits ?? {}) as Record<string, string>)) if ((res.requests ?? {})[r] === undefined && limits.some((l) => l.default?.[r] !== undefined)) (res.requests ??= {})[r] = q;
+      for (const [r, q] of Object.entries(res.limits ?? {})) if ((res.requests ?? {})[r] === undefined && limits.some((l) => l.default?.[r] !== undefined)) (res.requests ??= {})[r] = q;
     }
     if (set.length) pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), 'kubernetes.io/limit-ranger': `LimitRanger plugin set: ${set.join('; ')}` };
   }
@@ -92,14 +94,14 @@ export class LimitRanger implements MutatingAdmission, ValidatingAdmission {
     const ranges = await this.ranges(a.namespace);
     if (!ranges.length) return;
     const errs: string[] = [];
-    const check = (scope: 'Container' | 'Pod', req: Record<string, string | number>, lim: Record<string, string | number>) => {
+    const check = (scope: 'Container' | 'Pod', req: Record<string, Quantity>, lim: Record<string, Quantity>) => {
       for (const l of ranges.filter((x) => x.type === scope)) {
-        for (const [r, q] of Object.entries((l.min ?? {}) as Record<string, string>)) {
+        for (const [r, q] of Object.entries(l.min ?? {})) {
           const have = req[r] ?? lim[r];
           if (have === undefined) errs.push(`minimum ${r} usage per ${scope} is ${q}.  No request is specified`);
           else if (value(r, have) < value(r, q)) errs.push(`minimum ${r} usage per ${scope} is ${q}, but request is ${have}`);
         }
-        for (const [r, q] of Object.entries((l.max ?? {}) as Record<string, string>)) {
+        for (const [r, q] of Object.entries(l.max ?? {})) {
           const have = lim[r];
           if (have === undefined) errs.push(`maximum ${r} usage per ${scope} is ${q}.  No limit is specified`);
           else if (value(r, have) > value(r, q)) errs.push(`maximum ${r} usage per ${scope} is ${q}, but limit is ${have}`);
@@ -108,9 +110,9 @@ export class LimitRanger implements MutatingAdmission, ValidatingAdmission {
     };
     const podReq: Record<string, number> = {};
     const podLim: Record<string, number> = {};
-    for (const c of ((pod.spec as Obj)?.containers ?? []) as Obj[]) {
-      const req = (c.resources?.requests ?? {}) as Record<string, string>;
-      const lim = (c.resources?.limits ?? {}) as Record<string, string>;
+    for (const c of (pod as corev1.Pod).spec?.containers ?? []) {
+      const req = c.resources?.requests ?? {};
+      const lim = c.resources?.limits ?? {};
       check('Container', req, lim);
       for (const [r, q] of Object.entries(req)) podReq[r] = (podReq[r] ?? 0) + value(r, q);
       for (const [r, q] of Object.entries(lim)) podLim[r] = (podLim[r] ?? 0) + value(r, q);

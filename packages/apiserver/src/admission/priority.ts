@@ -7,8 +7,8 @@
  */
 import type { KubeObject } from '@kubeling/api';
 import { forbidden, isAlreadyExists, isNotFound } from '@kubeling/apimachinery';
-import type { Store } from '../registry/store.js';
 import type { AdmissionAttributes, MutatingAdmission } from './index.js';
+import type { ObjectCreator, ObjectReader } from './lookups.js';
 
 export const SYSTEM_PRIORITY_CLASSES = [
   { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },
@@ -24,7 +24,7 @@ interface PriorityClass extends KubeObject {
 export class PriorityAdmission implements MutatingAdmission {
   readonly name = 'Priority';
 
-  constructor(private readonly classes: () => Store) {}
+  constructor(private readonly classes: () => ObjectReader) {}
 
   handles(a: AdmissionAttributes): boolean {
     return a.operation === 'CREATE' && a.resource === '/pods';
@@ -62,7 +62,7 @@ export class PriorityAdmission implements MutatingAdmission {
 }
 
 /** Creates the system PriorityClasses when missing (the apiserver's post-start hook). */
-export async function ensureSystemPriorityClasses(store: Store): Promise<void> {
+export async function ensureSystemPriorityClasses(store: ObjectCreator): Promise<void> {
   for (const c of SYSTEM_PRIORITY_CLASSES) {
     try {
       await store.create(undefined, { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: c.name }, value: c.value, description: c.description } as KubeObject);

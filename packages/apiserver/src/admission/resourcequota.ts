@@ -8,20 +8,20 @@
  * Deletions give the usage back. A quota without usage yet is counted from
  * etcd first.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, corev1, dsl } from '@kubeling/api';
 import { failure, intValue, isConflict, milliValue } from '@kubeling/apimachinery';
 import { podRequests } from '@kubeling/component-helpers';
-import type { Store } from '../registry/store.js';
 import type { AdmissionAttributes, ValidatingAdmission } from './index.js';
+import type { ObjectLister, ObjectReader, StatusWriter } from './lookups.js';
 
-type Obj = Record<string, any>;
+type ResourceQuota = dsl.Static<typeof corev1.ResourceQuota>;
 
 const fmt = (r: string, v: number) => (/cpu$/.test(r) ? (v % 1000 === 0 ? String(v / 1000) : `${v}m`) : String(v));
 const parse = (r: string, q: string | number) => (/cpu$/.test(r) ? milliValue(q) : intValue(q));
 
-function podLimits(spec: Obj): Record<string, number> {
+function podLimits(spec: corev1.PodSpec): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const c of (spec.containers ?? []) as Obj[]) for (const [r, q] of Object.entries((c.resources?.limits ?? {}) as Record<string, string>)) out[r] = (out[r] ?? 0) + (r === 'cpu' ? milliValue(q) : intValue(q));
+  for (const c of spec.containers ?? []) for (const [r, q] of Object.entries(c.resources?.limits ?? {})) out[r] = (out[r] ?? 0) + (r === 'cpu' ? milliValue(q) : intValue(q));
   return out;
 }
 
@@ -29,8 +29,9 @@ export class ResourceQuotaAdmission implements ValidatingAdmission {
   readonly name = 'ResourceQuota';
 
   constructor(
-    private readonly quotas: () => Store,
-    private readonly storeFor: (resource: string) => Store | undefined,
+    private readonly quotas: () => ObjectReader & StatusWriter,
+    /** The objects of a resource (`group/resource`), to count a quota's usage from. */
+    private readonly storeFor: (resource: string) => ObjectLister | undefined,
   ) {}
 
   handles(a: AdmissionAttributes): boolean {
@@ -43,8 +44,8 @@ export class ResourceQuotaAdmission implements ValidatingAdmission {
     const u: Record<string, number> = { [`count/${group ? `${res}.${group}` : res}`]: 1 };
     if (resource === '/pods') {
       u.pods = 1;
-      const req = podRequests((obj.spec ?? {}) as Obj);
-      const lim = podLimits((obj.spec ?? {}) as Obj);
+      const req = podRequests((obj as corev1.Pod).spec ?? {});
+      const lim = podLimits((obj as corev1.Pod).spec ?? {});
       for (const r of ['cpu', 'memory']) {
         u[`requests.${r}`] = req[r] ?? 0;
         u[r] = req[r] ?? 0;
@@ -66,7 +67,7 @@ export class ResourceQuotaAdmission implements ValidatingAdmission {
       if (store) used[n] = (await store.list(ns, {})).items.length;
     }
     if (pods) {
-      const list = (await this.storeFor('/pods')!.list(ns, {})).items.filter((p) => !['Succeeded', 'Failed'].includes((p.status as Obj | undefined)?.phase));
+      const list = (await this.storeFor('/pods')!.list(ns, {})).items.filter((p) => !['Succeeded', 'Failed'].includes((p as corev1.Pod).status?.phase ?? ''));
       for (const p of list) {
         const u = this.usage(p, '/pods');
         for (const n of names) if (u[n] !== undefined) used[n] = (used[n] ?? 0) + u[n]!;
@@ -82,15 +83,15 @@ export class ResourceQuotaAdmission implements ValidatingAdmission {
     if (!items.length) return;
     const delta = this.usage(obj, a.resource);
     for (const q of items) {
-      const hard = ((q.spec as Obj | undefined)?.hard ?? {}) as Record<string, string>;
+      const hard = (q as ResourceQuota).spec?.hard ?? {};
       const tracked = Object.keys(hard).filter((n) => delta[n] !== undefined);
       if (!tracked.length) continue;
       for (let attempt = 0; attempt < 20; attempt++) {
         const cur = await this.quotas().get(ns, q.metadata.name!);
-        const status = (cur.status ?? {}) as Obj;
+        const recorded = (cur as ResourceQuota).status?.used;
         let used: Record<string, number>;
-        if (!status.used || tracked.some((n) => status.used[n] === undefined)) used = await this.count(ns, Object.keys(hard));
-        else used = Object.fromEntries(Object.entries(status.used as Record<string, string>).map(([n, v]) => [n, parse(n, v)]));
+        if (!recorded || tracked.some((n) => recorded[n] === undefined)) used = await this.count(ns, Object.keys(hard));
+        else used = Object.fromEntries(Object.entries(recorded).map(([n, v]) => [n, parse(n, v)]));
         const next = { ...used };
         const over: string[] = [];
         for (const n of tracked) {
@@ -104,10 +105,10 @@ export class ResourceQuotaAdmission implements ValidatingAdmission {
             `${a.resource.split('/')[1]} "${obj.metadata.name ?? ''}" is forbidden: exceeded quota: ${q.metadata.name}, requested: ${list((n) => `${n}=${fmt(n, delta[n]!)}`)}, used: ${list((n) => `${n}=${fmt(n, used[n] ?? 0)}`)}, limited: ${list((n) => `${n}=${hard[n]}`)}`,
           );
         }
-        const body = structuredClone(cur) as Obj;
+        const body = structuredClone(cur);
         body.status = { hard, used: Object.fromEntries(Object.entries(next).map(([n, v]) => [n, fmt(n, v)])) };
         try {
-          await this.quotas().update(ns, q.metadata.name!, body as KubeObject, 'status', { fieldManager: 'resourcequota-admission' });
+          await this.quotas().update(ns, q.metadata.name!, body, 'status', { fieldManager: 'resourcequota-admission' });
           break;
         } catch (e) {
           if (!isConflict(e) || attempt === 19) throw e;

@@ -6,25 +6,25 @@
  * CA from the `kube-root-ca.crt` ConfigMap, and the namespace — mounted read-only
  * at /var/run/secrets/kubernetes.io/serviceaccount in every container.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, corev1, dsl } from '@kubeling/api';
 import { forbidden, isNotFound, randomSuffix } from '@kubeling/apimachinery';
-import type { Store } from '../registry/store.js';
 import type { AdmissionAttributes, MutatingAdmission } from './index.js';
+import type { ObjectGetter } from './lookups.js';
 import { MIRROR_POD_ANNOTATION, referencedObjects } from './noderestriction.js';
 
-type Obj = Record<string, any>;
+type ServiceAccount = dsl.Static<typeof corev1.ServiceAccount>;
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 export class ServiceAccountAdmission implements MutatingAdmission {
   readonly name = 'ServiceAccount';
-  constructor(private readonly serviceAccounts: () => Store) {}
+  constructor(private readonly serviceAccounts: () => ObjectGetter) {}
 
   handles(a: AdmissionAttributes): boolean {
     return a.operation === 'CREATE' && a.resource === '/pods';
   }
 
   async admit(pod: KubeObject, a: AdmissionAttributes): Promise<void> {
-    const spec = (pod.spec ??= {}) as Obj;
+    const spec = ((pod as corev1.Pod).spec ??= {});
     // Mirror pods (static pods) are not changed, and may reference no ServiceAccount, Secret or ConfigMap (as upstream).
     if (Object.hasOwn(pod.metadata.annotations ?? {}, MIRROR_POD_ANNOTATION)) {
       const deny = (why: string) => forbidden({ group: '', resource: 'pods' }, pod.metadata.name ?? pod.metadata.generateName ?? 'Unknown', why);
@@ -37,19 +37,20 @@ export class ServiceAccountAdmission implements MutatingAdmission {
     const name = spec.serviceAccountName || spec.serviceAccount || 'default';
     spec.serviceAccountName = name;
     spec.serviceAccount = name;
-    let sa: KubeObject;
+    let sa: ServiceAccount;
     try {
       sa = await this.serviceAccounts().get(a.namespace, name);
     } catch (e) {
       if (!isNotFound(e)) throw e;
       throw forbidden({ group: '', resource: 'pods' }, pod.metadata.name ?? '', `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
     }
-    const automount = spec.automountServiceAccountToken ?? (sa as Obj).automountServiceAccountToken ?? true;
+    const automount = spec.automountServiceAccountToken ?? sa.automountServiceAccountToken ?? true;
     if (!automount) return;
-    const containers = [...((spec.initContainers ?? []) as Obj[]), ...((spec.containers ?? []) as Obj[])];
-    if (containers.every((c) => ((c.volumeMounts ?? []) as Obj[]).some((m) => m.mountPath === TOKEN_MOUNT_PATH))) return;
+    const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
+    if (containers.every((c) => (c.volumeMounts ?? []).some((m) => m.mountPath === TOKEN_MOUNT_PATH))) return;
     const volName = `kube-api-access-${randomSuffix(5)}`;
-    (spec.volumes ??= []).push({
+    // The api describes a Volume by its name only; the projected source is written as upstream's plugin writes it.
+    const tokenVolume = {
       name: volName,
       projected: {
         defaultMode: 420,
@@ -59,9 +60,10 @@ export class ServiceAccountAdmission implements MutatingAdmission {
           { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
         ],
       },
-    });
+    };
+    (spec.volumes ??= []).push(tokenVolume);
     for (const c of containers) {
-      const mounts = (c.volumeMounts ??= []) as Obj[];
+      const mounts = (c.volumeMounts ??= []);
       if (!mounts.some((m) => m.mountPath === TOKEN_MOUNT_PATH)) mounts.push({ name: volName, readOnly: true, mountPath: TOKEN_MOUNT_PATH });
     }
   }

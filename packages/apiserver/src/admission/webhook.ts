@@ -10,23 +10,33 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, admissionregistrationv1, dsl } from '@kubeling/api';
 import { StatusError, applyJsonPatch, failure, selectorFromLabelSelector } from '@kubeling/apimachinery';
-import type { Store } from '../registry/store.js';
 import type { AdmissionAttributes, MutatingAdmission, ValidatingAdmission } from './index.js';
+import type { ObjectGetter, ObjectLister, ObjectSubscriber } from './lookups.js';
 
-type Obj = Record<string, any>;
+type WebhookConfiguration = admissionregistrationv1.MutatingWebhookConfiguration | admissionregistrationv1.ValidatingWebhookConfiguration;
+type Webhook = dsl.Static<typeof admissionregistrationv1.MutatingWebhook> | dsl.Static<typeof admissionregistrationv1.ValidatingWebhook>;
+
+/** What the plugins read of a webhook's AdmissionReview answer. */
+interface AdmissionResponse {
+  uid?: string;
+  allowed?: boolean;
+  patch?: string;
+  patchType?: string;
+  status?: { code?: number; message?: string; reason?: string };
+}
 
 export interface WebhookContext {
-  configurations: () => Store;
-  namespaces: () => Store;
+  configurations: () => ObjectLister & ObjectSubscriber;
+  namespaces: () => ObjectGetter;
   /** group/version of a resource, for the review's kind and resource. */
   gvk(resource: string): { group: string; version: string; kind: string } | undefined;
 }
 
 const matchList = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
 
-function post(url: string, body: string, caBundle: string | undefined, timeoutMs: number): Promise<Obj> {
+function post(url: string, body: string, caBundle: string | undefined, timeoutMs: number): Promise<{ response?: AdmissionResponse }> {
   const u = new URL(url);
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
@@ -64,17 +74,17 @@ abstract class WebhookPlugin {
     return this.configured.size > 0 && a.resource !== 'admissionregistration.k8s.io/mutatingwebhookconfigurations' && a.resource !== 'admissionregistration.k8s.io/validatingwebhookconfigurations';
   }
 
-  protected async matching(obj: KubeObject, a: AdmissionAttributes): Promise<Obj[]> {
+  protected async matching(obj: KubeObject, a: AdmissionAttributes): Promise<Webhook[]> {
     const { items } = await this.ctx.configurations().list(undefined, { resourceVersion: '0' });
     if (!items.length) return [];
     const [group, resource] = a.resource.split('/') as [string, string];
     const gvk = this.ctx.gvk(a.resource);
     let nsLabels: Record<string, string> | undefined;
-    const out: Obj[] = [];
+    const out: Webhook[] = [];
     for (const cfg of items) {
-      for (const w of ((cfg as Obj).webhooks ?? []) as Obj[]) {
+      for (const w of (cfg as WebhookConfiguration).webhooks ?? []) {
         const res = a.subresource ? `${resource}/${a.subresource}` : resource;
-        const ruleOk = ((w.rules ?? []) as Obj[]).some((r) => matchList(r.operations, a.operation) && matchList(r.apiGroups, group) && matchList(r.apiVersions, gvk?.version ?? 'v1') && (matchList(r.resources, res) || (!!a.subresource && r.resources?.includes(`*/${a.subresource}`))) && (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace));
+        const ruleOk = (w.rules ?? []).some((r) => matchList(r.operations, a.operation) && matchList(r.apiGroups, group) && matchList(r.apiVersions, gvk?.version ?? 'v1') && (matchList(r.resources, res) || (!!a.subresource && r.resources?.includes(`*/${a.subresource}`))) && (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace));
         if (!ruleOk) continue;
         try {
           if (w.objectSelector && !selectorFromLabelSelector(w.objectSelector).matches(obj.metadata.labels ?? {})) continue;
@@ -92,7 +102,7 @@ abstract class WebhookPlugin {
   }
 
   /** Calls one webhook; returns its response, or undefined when it failed and may be ignored. */
-  protected async call(w: Obj, obj: KubeObject, a: AdmissionAttributes): Promise<Obj | undefined> {
+  protected async call(w: Webhook, obj: KubeObject, a: AdmissionAttributes): Promise<AdmissionResponse | undefined> {
     const [group, resource] = a.resource.split('/') as [string, string];
     const gvk = this.ctx.gvk(a.resource) ?? { group, version: 'v1', kind: '' };
     const uid = randomUUID();
@@ -117,7 +127,7 @@ abstract class WebhookPlugin {
         options: { apiVersion: 'meta.k8s.io/v1', kind: `${a.operation === 'CREATE' ? 'Create' : a.operation === 'UPDATE' ? 'Update' : 'Delete'}Options` },
       },
     };
-    const url = w.clientConfig?.url as string | undefined;
+    const url = w.clientConfig?.url;
     const fail = (why: string) => {
       if (w.failurePolicy === 'Ignore') return undefined;
       throw failure('InternalError', `Internal error occurred: failed calling webhook "${w.name}": ${why}`);
@@ -125,7 +135,7 @@ abstract class WebhookPlugin {
     if (!url) return fail('only clientConfig.url webhooks are supported; service references need a Service proxy');
     try {
       const res = await post(url, JSON.stringify(review), w.clientConfig.caBundle, (w.timeoutSeconds ?? 10) * 1000);
-      const r = res.response as Obj | undefined;
+      const r = res.response;
       if (!r || r.uid !== uid) return fail(`expected response.uid="${uid}", got "${r?.uid ?? ''}"`);
       return r;
     } catch (e) {
@@ -134,8 +144,8 @@ abstract class WebhookPlugin {
     }
   }
 
-  protected denied(w: Obj, r: Obj): StatusError {
-    const st = (r.status ?? {}) as Obj;
+  protected denied(w: Webhook, r: AdmissionResponse): StatusError {
+    const st = r.status ?? {};
     const code = st.code && st.code !== 200 ? st.code : 400;
     const why = st.message || st.reason;
     return new StatusError({
@@ -167,7 +177,7 @@ export class MutatingWebhooks extends WebhookPlugin implements MutatingAdmission
           throw failure('InternalError', `Internal error occurred: webhook "${w.name}" returned a patch that is not JSON`);
         }
         const patched = applyJsonPatch(obj, ops as never, { maxOperations: Infinity }) as KubeObject;
-        for (const k of Object.keys(obj)) delete (obj as Obj)[k];
+        for (const k of Object.keys(obj)) delete obj[k];
         Object.assign(obj, patched);
       }
     }

@@ -7,35 +7,47 @@
  * keeps pods indexed by node from the watch cache. Which Node, pods and Lease a
  * kubelet may change is NodeRestriction's to decide (admission), as upstream.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, corev1 } from '@kubeling/api';
 import { ruleAllows, type PolicyRule } from './rbac.js';
 import type { Attributes, Authorizer, Decision } from './types.js';
 
-type Obj = Record<string, any>;
 const NO = { allowed: false as const, reason: '' };
+
+/** A volume with the sources that name other objects (the api describes a Volume by its name only). */
+type PodVolume = {
+  name: string;
+  secret?: { secretName?: string };
+  configMap?: { name?: string };
+  persistentVolumeClaim?: { claimName?: string };
+  projected?: { sources?: { secret?: { name?: string }; configMap?: { name?: string } }[] };
+};
+
+/** A pod spec with its volumes' sources. */
+type NodePodSpec = Omit<corev1.PodSpec, 'volumes'> & { volumes?: PodVolume[] };
 
 /** Names of the Secrets, ConfigMaps, PVCs a pod refers to. */
 function references(pod: KubeObject): { secrets: Set<string>; configmaps: Set<string>; pvcs: Set<string> } {
-  const spec = (pod.spec ?? {}) as Obj;
+  const spec: NodePodSpec = (pod.spec as NodePodSpec | undefined) ?? {};
   const secrets = new Set<string>();
   const configmaps = new Set<string>();
   const pvcs = new Set<string>();
-  for (const s of (spec.imagePullSecrets ?? []) as Obj[]) if (s.name) secrets.add(s.name);
-  for (const v of (spec.volumes ?? []) as Obj[]) {
+  for (const s of spec.imagePullSecrets ?? []) if (s.name) secrets.add(s.name);
+  for (const v of spec.volumes ?? []) {
     if (v.secret?.secretName) secrets.add(v.secret.secretName);
     if (v.configMap?.name) configmaps.add(v.configMap.name);
     if (v.persistentVolumeClaim?.claimName) pvcs.add(v.persistentVolumeClaim.claimName);
-    for (const src of (v.projected?.sources ?? []) as Obj[]) {
+    for (const src of v.projected?.sources ?? []) {
       if (src.secret?.name) secrets.add(src.secret.name);
       if (src.configMap?.name) configmaps.add(src.configMap.name);
     }
   }
-  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])] as Obj[]) {
-    for (const e of (c.env ?? []) as Obj[]) {
+  // Ephemeral containers (undescribed by the api) have a container's env and envFrom.
+  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...((spec.ephemeralContainers ?? []) as corev1.Container[])]) {
+    for (const e of c.env ?? []) {
       if (e.valueFrom?.secretKeyRef?.name) secrets.add(e.valueFrom.secretKeyRef.name);
       if (e.valueFrom?.configMapKeyRef?.name) configmaps.add(e.valueFrom.configMapKeyRef.name);
     }
-    for (const f of (c.envFrom ?? []) as Obj[]) {
+    for (const f of c.envFrom ?? []) {
       if (f.secretRef?.name) secrets.add(f.secretRef.name);
       if (f.configMapRef?.name) configmaps.add(f.configMapRef.name);
     }
@@ -56,7 +68,7 @@ export class NodeAuthorizer implements Authorizer {
     const prev = this.nodeOf.get(key);
     if (prev) this.byNode.get(prev)?.delete(key);
     this.nodeOf.delete(key);
-    const node = ((pod.spec ?? {}) as Obj).nodeName as string | undefined;
+    const node = (pod as corev1.Pod).spec?.nodeName;
     // Mirror pods give their node no path to anything (upstream's graph skips them).
     if (type === 'DELETED' || !node || Object.hasOwn(pod.metadata.annotations ?? {}, 'kubernetes.io/config.mirror')) return;
     let m = this.byNode.get(node);
@@ -84,7 +96,7 @@ export class NodeAuthorizer implements Authorizer {
         return used ? { allowed: true, reason: `${res} used by a pod on node ${node}` } : denied(`no relationship found between node '${node}' and this object`);
       }
       if (res === 'serviceaccounts/token') {
-        const used = a.verb === 'create' && this.podsOn(node, a.namespace).some((p) => (((p.spec ?? {}) as Obj).serviceAccountName ?? 'default') === a.name);
+        const used = a.verb === 'create' && this.podsOn(node, a.namespace).some((p) => ((p as corev1.Pod).spec?.serviceAccountName ?? 'default') === a.name);
         return used ? { allowed: true, reason: 'service account used by a pod on this node' } : denied(`no relationship found between node '${node}' and this object`);
       }
       if ((res === 'pods/status' || (res === 'pods' && a.verb === 'delete')) && a.name) {

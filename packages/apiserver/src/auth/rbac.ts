@@ -5,7 +5,7 @@
  * ClusterRoles its selectors match. The policy is kept in memory, fed by the
  * watch cache, so no request reads etcd to be authorized.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, rbacv1 } from '@kubeling/api';
 import { selectorFromLabelSelector } from '@kubeling/apimachinery';
 import type { Attributes, Authorizer, Decision, UserInfo } from './types.js';
 
@@ -25,11 +25,9 @@ interface Subject {
 
 interface Binding {
   namespace?: string;
-  roleRef: { kind: string; name: string };
+  roleRef: { kind: string; name: string } | undefined;
   subjects: Subject[];
 }
-
-type Obj = Record<string, any>;
 
 const has = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
 
@@ -74,8 +72,8 @@ function subjectMatches(s: Subject, user: UserInfo, bindingNamespace: string | u
 }
 
 export class RbacAuthorizer implements Authorizer {
-  private readonly roles = new Map<string, KubeObject>();
-  private readonly clusterRoles = new Map<string, KubeObject>();
+  private readonly roles = new Map<string, rbacv1.Role>();
+  private readonly clusterRoles = new Map<string, rbacv1.ClusterRole>();
   private readonly roleBindings = new Map<string, Binding>();
   private readonly clusterRoleBindings = new Map<string, Binding>();
 
@@ -83,10 +81,11 @@ export class RbacAuthorizer implements Authorizer {
   apply(kind: 'roles' | 'clusterroles' | 'rolebindings' | 'clusterrolebindings', type: string, obj: KubeObject): void {
     const key = `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
     const del = type === 'DELETED';
-    if (kind === 'roles') del ? this.roles.delete(key) : this.roles.set(key, obj);
-    else if (kind === 'clusterroles') del ? this.clusterRoles.delete(obj.metadata.name!) : this.clusterRoles.set(obj.metadata.name!, obj);
+    if (kind === 'roles') del ? this.roles.delete(key) : this.roles.set(key, obj as rbacv1.Role);
+    else if (kind === 'clusterroles') del ? this.clusterRoles.delete(obj.metadata.name!) : this.clusterRoles.set(obj.metadata.name!, obj as rbacv1.ClusterRole);
     else {
-      const b: Binding = { ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}), roleRef: (obj as Obj).roleRef, subjects: (obj as Obj).subjects ?? [] };
+      const binding = obj as rbacv1.RoleBinding | rbacv1.ClusterRoleBinding;
+      const b: Binding = { ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}), roleRef: binding.roleRef, subjects: binding.subjects ?? [] };
       const map = kind === 'rolebindings' ? this.roleBindings : this.clusterRoleBindings;
       del ? map.delete(key) : map.set(key, b);
     }
@@ -94,18 +93,18 @@ export class RbacAuthorizer implements Authorizer {
 
   /** A ClusterRole's rules, with aggregation. */
   private clusterRoleRules(name: string): PolicyRule[] {
-    const cr = this.clusterRoles.get(name) as Obj | undefined;
+    const cr = this.clusterRoles.get(name);
     if (!cr) return [];
-    const own = (cr.rules ?? []) as PolicyRule[];
-    const selectors = cr.aggregationRule?.clusterRoleSelectors as Obj[] | undefined;
+    const own: PolicyRule[] = cr.rules ?? [];
+    const selectors = cr.aggregationRule?.clusterRoleSelectors;
     if (!selectors?.length) return own;
     const out = [...own];
     for (const other of this.clusterRoles.values()) {
-      if (other.metadata.name === name) continue;
+      if (other.metadata?.name === name) continue;
       for (const sel of selectors) {
         try {
-          if (selectorFromLabelSelector(sel).matches(other.metadata.labels ?? {})) {
-            out.push(...(((other as Obj).rules ?? []) as PolicyRule[]));
+          if (selectorFromLabelSelector(sel).matches(other.metadata?.labels ?? {})) {
+            out.push(...(other.rules ?? []));
             break;
           }
         } catch {
@@ -118,7 +117,7 @@ export class RbacAuthorizer implements Authorizer {
 
   private bindingRules(b: Binding): PolicyRule[] {
     if (b.roleRef?.kind === 'ClusterRole') return this.clusterRoleRules(b.roleRef.name);
-    if (b.roleRef?.kind === 'Role') return (((this.roles.get(`${b.namespace}/${b.roleRef.name}`) as Obj | undefined)?.rules ?? []) as PolicyRule[]);
+    if (b.roleRef?.kind === 'Role') return this.roles.get(`${b.namespace}/${b.roleRef.name}`)?.rules ?? [];
     return [];
   }
 
@@ -133,12 +132,12 @@ export class RbacAuthorizer implements Authorizer {
   authorize(a: Attributes): Decision {
     for (const b of this.clusterRoleBindings.values()) {
       if (!b.subjects.some((s) => subjectMatches(s, a.user, undefined))) continue;
-      if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding with role ${b.roleRef.name}` };
+      if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding with role ${b.roleRef?.name}` };
     }
     if (a.namespace) {
       for (const b of this.roleBindings.values()) {
         if (b.namespace !== a.namespace || !b.subjects.some((s) => subjectMatches(s, a.user, b.namespace))) continue;
-        if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by RoleBinding with ${b.roleRef.kind} ${b.roleRef.name}` };
+        if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by RoleBinding with ${b.roleRef?.kind} ${b.roleRef?.name}` };
       }
     }
     return { allowed: false, reason: '' };

@@ -6,7 +6,9 @@
  * is invalid: ...`).
  */
 import { aggregateMessage, badRequest, failure, field, goJSONKind, isPlainObject, type FieldError } from '@kubeling/apimachinery';
-import type { DeleteOptions, ListOptions, WriteContext } from '../registry/store.js';
+import type { DeleteOptions } from '../registry/delete.js';
+import type { ListOptions } from '../registry/reader.js';
+import type { WriteContext } from '../registry/store.js';
 import { managerFromUserAgent } from '../fieldmanager/index.js';
 import { q1, queryBool, type Query } from './request-info.js';
 import { parseBody } from './codec.js';

@@ -4,10 +4,9 @@
  * 100 addresses each, IPs of the slice's family; at most 100 ports with unique
  * DNS-label names and protocols TCP, UDP or SCTP.
  */
+import type { discoveryv1 } from '@kubeling/api';
 import { field, isDNS1123Label, isValidIP, isDNS1123Subdomain, type FieldError } from '@kubeling/apimachinery';
 import type { Strategy } from '../strategy.js';
-
-type Obj = Record<string, any>;
 
 const ADDRESS_TYPES = ['FQDN', 'IPv4', 'IPv6'];
 const MAX_ENDPOINTS = 1000;
@@ -26,27 +25,28 @@ function validateAddress(addr: unknown, type: string, p: string): FieldError[] {
 
 export const endpointSliceStrategy: Strategy = {
   defaults(obj) {
-    for (const port of ((obj.ports ?? []) as Obj[])) port.protocol ??= 'TCP';
+    for (const port of (obj as discoveryv1.EndpointSlice).ports ?? []) port.protocol ??= 'TCP';
   },
   validate(obj) {
+    const slice = obj as discoveryv1.EndpointSlice;
     const errs: FieldError[] = [];
-    const type = obj.addressType as string | undefined;
+    const type = slice.addressType;
     if (!type) errs.push(field.required('addressType', ''));
     else if (!ADDRESS_TYPES.includes(type)) errs.push(field.notSupported('addressType', type, ADDRESS_TYPES));
-    const endpoints = obj.endpoints as Obj[] | undefined;
+    const endpoints = slice.endpoints;
     if (!Array.isArray(endpoints)) errs.push(field.required('endpoints', ''));
     else {
       if (endpoints.length > MAX_ENDPOINTS) errs.push(field.tooMany('endpoints', endpoints.length, MAX_ENDPOINTS));
       endpoints.forEach((e, i) => {
         const p = `endpoints[${i}]`;
-        const addrs = (e.addresses ?? []) as unknown[];
+        const addrs = e.addresses ?? [];
         if (!addrs.length) errs.push(field.required(`${p}.addresses`, 'must contain at least 1 address'));
         else if (addrs.length > MAX_ADDRESSES) errs.push(field.tooMany(`${p}.addresses`, addrs.length, MAX_ADDRESSES));
         if (type && ADDRESS_TYPES.includes(type)) addrs.forEach((a, j) => errs.push(...validateAddress(a, type, `${p}.addresses[${j}]`)));
         if (e.hostname !== undefined) for (const m of isDNS1123Label(String(e.hostname))) errs.push(field.invalid(`${p}.hostname`, e.hostname, m));
       });
     }
-    const ports = (obj.ports ?? []) as Obj[];
+    const ports = slice.ports ?? [];
     if (ports.length > MAX_PORTS) errs.push(field.tooMany('ports', ports.length, MAX_PORTS));
     const names = new Set<string>();
     ports.forEach((port, i) => {
@@ -55,7 +55,7 @@ export const endpointSliceStrategy: Strategy = {
       if (name) for (const m of isDNS1123Label(name)) errs.push(field.invalid(`${p}.name`, name, m));
       if (names.has(name)) errs.push(field.duplicate(`${p}.name`, name));
       names.add(name);
-      if (!['TCP', 'UDP', 'SCTP'].includes(port.protocol)) errs.push(field.notSupported(`${p}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP']));
+      if (port.protocol === undefined || !['TCP', 'UDP', 'SCTP'].includes(port.protocol)) errs.push(field.notSupported(`${p}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP']));
       if (port.port !== undefined && port.port !== null && !(Number.isInteger(port.port) && port.port >= 1 && port.port <= 65535)) errs.push(field.invalid(`${p}.port`, port.port, 'must be between 1 and 65535, inclusive'));
     });
     return errs;
