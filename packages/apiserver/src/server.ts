@@ -1,30 +1,24 @@
 /**
  * `buildApiServer`: the apiserver as a fastify instance, not listening. It owns
  * the etcd storage, one watch cache per stored resource, one generic store per
- * served resource, and the HTTP surface (resources, discovery, health, version,
- * metrics). `main.ts` parses flags, listens and handles signals.
+ * served resource with its admission chain, and the HTTP surface as plugins:
+ * the request filters (root plugins, in the order of kube-apiserver's handler
+ * chain), then the routes (encapsulated: system endpoints, discovery, OpenAPI,
+ * one plugin per group-version). `main.ts` parses flags, listens and handles
+ * signals.
  */
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { resources } from '@kubeling/api';
-import { StatusError, methodNotAllowed, notFoundPath } from '@kubeling/apimachinery';
+import { StatusError } from '@kubeling/apimachinery';
 import { EtcdStorage } from './storage/etcd.js';
 import { bootstrap } from './bootstrap.js';
 import { startCompaction } from './compaction.js';
-import { MAX_HEADER_BYTES, clientErrorHandler, errorHandler, frameworkErrors, limitBodies, sendStatus } from './http/errors.js';
 import { Cacher } from './storage/cacher.js';
 import { Store, storagePrefix } from './registry/store.js';
 import { strategyFor } from './registry/strategies/index.js';
-import { parseRequestInfo, type RequestInfo } from './http/request-info.js';
-import { aggregatedDiscovery, aggregatedVersionWanted, AGGREGATED_V2, AGGREGATED_V2BETA1, apiGroup, apiGroupList, apiResourceList, apiVersions } from './http/discovery.js';
-import { handleResource, type Registry } from './http/resource-handler.js';
-import { upgrades } from './http/kubelet-proxy.js';
-import { upgradeResponse } from '@kubeling/client/remotecommand';
+import { NamespaceLifecycle } from './registry/namespaces.js';
 import { ApiMetrics } from './metrics.js';
-import { buildOpenAPIv3 } from './http/openapi.js';
-import { VERSION_INFO } from './version.js';
 import { PriorityAdmission } from './admission/priority.js';
 import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admission/podplugins.js';
 import { ResourceQuotaAdmission } from './admission/resourcequota.js';
@@ -32,10 +26,20 @@ import { MutatingWebhooks, ValidatingWebhooks } from './admission/webhook.js';
 import { ServiceAccountAdmission } from './admission/serviceaccount.js';
 import { NodeRestriction } from './admission/noderestriction.js';
 import { OwnerReferencesPermissionEnforcement } from './admission/ownerreferences.js';
-import { Authenticator, MastersAuthorizer, NodeAuthorizer, RbacAuthorizer, ServiceAccountTokens, StaticTokens, UnionAuthorizer, authHook, bootstrapPolicy, type Authorizer, type PolicyRule } from './auth/index.js';
-import type { TokenAuthenticator } from './auth/authn.js';
-import { NamespaceLifecycle } from './registry/namespaces.js';
 import { AdmissionChain } from './admission/index.js';
+import { buildAuth } from './auth/setup.js';
+import { MAX_HEADER_BYTES, clientErrorHandler, frameworkErrors, statusErrors } from './http/errors.js';
+import type { Registry } from './http/resource-handler.js';
+import { upgradeRouting } from './http/upgrade.js';
+import { authentication } from './http/filters/authentication.js';
+import { audit } from './http/filters/audit.js';
+import { impersonation } from './http/filters/impersonation.js';
+import { authorization } from './http/filters/authorization.js';
+import { requestMetrics } from './http/filters/metrics.js';
+import { systemRoutes } from './http/routes/system.js';
+import { discoveryRoutes } from './http/routes/discovery.js';
+import { openapiRoutes } from './http/routes/openapi.js';
+import { apiRoutes } from './http/routes/group-version.js';
 
 export interface ApiServerOptions {
   etcdServers: string[];
@@ -89,14 +93,6 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    k8s?: RequestInfo;
-    /** The name of the object a create made (for the audit record; the URL has none). */
-    objectName?: string;
-  }
-}
-
 export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const metrics = new ApiMetrics();
   const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000, ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}) }, { observe: (op, s) => metrics.etcdLatency(op, s) });
@@ -132,15 +128,17 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     }
     registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle, new AdmissionChain()));
   }
+  const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
+  const { unsubscribe, ...credentials } = buildAuth(registry, { mode: authzMode, ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}), ...(opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : {}) });
+  const { authenticator, authorizer } = credentials;
+
   // Each store's admission is a chain the plugins below are registered into.
   const chain = (st: Store) => st.admission as AdmissionChain;
   // Admission plugins, mutating then validating (NamespaceLifecycle is part of every store).
-  const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
   // With users to tell apart, what kubelets and owner references may do is restricted too.
   const restricting = authzMode === 'RBAC' ? ['NodeRestriction', 'OwnerReferencesPermissionEnforcement'] : [];
   const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota', ...restricting, ...(opts.admission?.enable ?? [])]);
   for (const d of opts.admission?.disable ?? []) enabled.delete(d);
-  let authorizer: Authorizer | undefined;
   const pods = registry.get('/v1/pods')!;
   // ServiceAccount needs token signing; clusters without it (the plain-HTTP
   // development mode) leave pods' service accounts alone.
@@ -197,171 +195,43 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     });
     for (const st of registry.values()) if (st.def.namespaced) chain(st).validating.push(rq);
   }
-  const cached = async (resource: string, ns: string, name: string) => registry.get(resource)!.get(ns, name, '0').catch(() => undefined);
-  const saTokens = opts.serviceAccount
-    ? new ServiceAccountTokens({
-        signingKeyPem: opts.serviceAccount.signingKeyPem,
-        publicKeyPems: opts.serviceAccount.publicKeyPems,
-        issuer: opts.serviceAccount.issuer ?? 'https://kubernetes.default.svc.cluster.local',
-        audiences: opts.serviceAccount.audiences ?? [opts.serviceAccount.issuer ?? 'https://kubernetes.default.svc.cluster.local'],
-        lookup: { serviceAccount: (ns, n) => cached('/v1/serviceaccounts', ns, n), pod: (ns, n) => cached('/v1/pods', ns, n) },
-      })
-    : undefined;
-  const upgradedHooks: ((req: FastifyRequest) => void)[] = [];
-  let authenticator: Authenticator | undefined;
-  let rbac: RbacAuthorizer | undefined;
-  const unsubscribe: (() => void)[] = [];
-  if (authzMode === 'RBAC') {
-    const r = new RbacAuthorizer();
-    rbac = r;
-    for (const kind of ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'] as const) {
-      unsubscribe.push(registry.get(`rbac.authorization.k8s.io/v1/${kind}`)!.subscribe((type, obj) => r.apply(kind, type, obj)));
-    }
-    const nodeRules = (bootstrapPolicy().clusterRoles.find((x) => x.metadata.name === 'system:node') as unknown as { rules: PolicyRule[] }).rules;
-    const nodes = new NodeAuthorizer(nodeRules);
-    unsubscribe.push(registry.get('/v1/pods')!.subscribe((type, pod) => nodes.applyPod(type, pod)));
-    authorizer = new UnionAuthorizer([new MastersAuthorizer(), nodes, r]);
-    const tokenAuth: TokenAuthenticator[] = opts.tokenFile ? [StaticTokens.fromFile(opts.tokenFile)] : [];
-    if (saTokens) tokenAuth.push(saTokens);
-    authenticator = new Authenticator(tokenAuth);
-    app.addHook('onRequest', authHook({ authenticator, authorizer }));
-  }
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
 
-  limitBodies(app, maxBody);
-
-  app.setErrorHandler(errorHandler(maxBody));
-  app.setNotFoundHandler((_req, reply) => sendStatus(reply, notFoundPath()));
-
-  app.addHook('onResponse', async (req, reply) => {
-    const info = req.k8s;
-    if (info?.verb === 'watch') return;
-    metrics.request(info?.verb ?? req.method.toLowerCase(), info?.resource ?? '', info?.subresource ?? '', reply.statusCode, reply.elapsedTime / 1000);
-  });
-  if (opts.audit) {
-    const audit = opts.audit;
-    const line = (req: FastifyRequest, code: number, stage: string, ms: number) => {
-      const path = req.url.split('?')[0]!;
-      const info = req.k8s ?? parseRequestInfo(req.method, path, req.query as Record<string, string>);
-      const user = req.user;
-      audit.info({
-        stage,
-        user: user?.name ?? (opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin'),
-        ...(user?.groups?.length ? { groups: user.groups } : {}),
-        verb: info.verb,
-        ...(info.isResourceRequest ? { resource: info.resource, ...(info.subresource ? { subresource: info.subresource } : {}), ...(info.apiGroup ? { apiGroup: info.apiGroup } : {}), ...(info.namespace ? { namespace: info.namespace } : {}), ...(info.name || req.objectName ? { name: info.name || req.objectName } : {}) } : { path }),
-        code,
-        requestReceivedTimestamp: new Date(Date.now() - ms).toISOString(),
-        stageTimestamp: new Date().toISOString(),
-        latencyMs: Math.round(ms * 10) / 10,
-        sourceIP: req.ip,
-        userAgent: req.headers['user-agent'],
-      }, 'audit');
-    };
-    // Blocking mode, as upstream's: the record is written when the response is about to go out,
-    // so a client that hangs up after its request was carried out still leaves one.
-    app.addHook('onSend', async (req, reply, payload) => {
-      line(req, reply.statusCode, 'ResponseComplete', reply.elapsedTime);
-      return payload;
-    });
-    upgradedHooks.push((req) => line(req, 101, 'ResponseStarted', 0));
+  // ---- request filters -----------------------------------------------------------
+  // Root plugins, so that their hooks apply to every route and to the 404 handler;
+  // the error handlers and upgrade routing come first, as everything else uses them.
+  // Then the order of kube-apiserver's DefaultBuildHandlerChain: authentication,
+  // audit (which records refused logins too), impersonation, authorization.
+  app.register(statusErrors, { maxBody });
+  app.register(upgradeRouting);
+  if (authenticator) app.register(authentication, { authenticator });
+  if (opts.audit) app.register(audit, { logger: opts.audit, unauthenticatedUser: opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin' });
+  if (authorizer) {
+    app.register(impersonation, { authorizer });
+    app.register(authorization, { authorizer });
   }
-  upgradedHooks.push((req) => metrics.request(req.k8s?.verb ?? req.method.toLowerCase(), req.k8s?.resource ?? '', req.k8s?.subresource ?? '', 101, 0));
+  app.register(requestMetrics, { metrics });
 
-  // Upgrade requests (exec) go through the same routing, hooks and handlers; a
-  // response bound to their socket carries any refusal as an ordinary answer.
-  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    upgrades.set(req, { socket, head });
-    app.routing(req, upgradeResponse(req, socket));
+  // ---- routes: encapsulated plugins ----------------------------------------------
+  const advertiseAddress = opts.advertiseAddress ?? '127.0.0.1:6443';
+  app.register(systemRoutes, { storage, metrics });
+  app.register(discoveryRoutes, { advertiseAddress });
+  app.register(openapiRoutes);
+  app.register(apiRoutes, {
+    deps: {
+      registry,
+      storage,
+      ...credentials,
+      opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800, ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}) },
+    },
   });
-
-  // ---- health, version, metrics ----------------------------------------------
-  const healthz = async (_req: FastifyRequest, reply: FastifyReply) => {
-    reply.type('text/plain; charset=utf-8');
-    return 'ok';
-  };
-  app.get('/healthz', healthz);
-  app.get('/livez', healthz);
-  app.get('/readyz', async (req, reply) => {
-    try {
-      await storage.currentRevision();
-    } catch {
-      reply.code(500).type('text/plain; charset=utf-8');
-      return '[-]etcd failed: reason withheld\nreadyz check failed';
-    }
-    reply.type('text/plain; charset=utf-8');
-    return (req.query as Record<string, string>).verbose !== undefined ? '[+]ping ok\n[+]etcd ok\nreadyz check passed' : 'ok';
-  });
-  app.get('/version', async () => VERSION_INFO);
-  app.get('/metrics', async (_req, reply) => {
-    reply.type(metrics.contentType);
-    return metrics.render();
-  });
-
-  // ---- discovery ---------------------------------------------------------------
-  const advertise = opts.advertiseAddress ?? '127.0.0.1:6443';
-  app.get('/api', async (req, reply) => {
-    const v = aggregatedVersionWanted(req.headers.accept);
-    if (v) return sendAggregated(reply, v, aggregatedDiscovery('core', v));
-    return apiVersions(advertise);
-  });
-  app.get('/apis', async (req, reply) => {
-    const v = aggregatedVersionWanted(req.headers.accept);
-    if (v) return sendAggregated(reply, v, aggregatedDiscovery('groups', v));
-    return apiGroupList();
-  });
-  app.get('/api/v1', async () => apiResourceList('', 'v1'));
-  app.get('/apis/:group', async (req) => {
-    const g = apiGroup((req.params as { group: string }).group);
-    if (!g) throw notFoundPath();
-    return g;
-  });
-  app.get('/apis/:group/:version', async (req) => {
-    const { group, version } = req.params as { group: string; version: string };
-    const list = apiResourceList(group, version);
-    if (!list) throw notFoundPath();
-    return list;
-  });
-
-  // ---- OpenAPI ---------------------------------------------------------------------
-  let openapi: ReturnType<typeof buildOpenAPIv3> | undefined;
-  const docs = () => (openapi ??= buildOpenAPIv3());
-  app.get('/openapi/v3', async () => docs().index);
-  app.get('/openapi/v3/*', async (req, reply) => {
-    const key = (req.params as { '*': string })['*'].replace(/\/$/, '');
-    const doc = docs().documents.get(key);
-    if (!doc) throw notFoundPath();
-    const hash = (req.query as { hash?: string }).hash;
-    reply.header('Cache-Control', hash === doc.hash ? 'public, immutable' : 'no-cache, private').header('Etag', `"${doc.hash}"`);
-    reply.type('application/json');
-    return doc.body;
-  });
-  // kubectl probes the protobuf OpenAPI v2; a 404 makes it use what it knows.
-  app.get('/openapi/v2', async () => {
-    throw notFoundPath();
-  });
-
-  // ---- resources ---------------------------------------------------------------
-  const resourceRoute = async (req: FastifyRequest, reply: FastifyReply) => {
-    const path = req.url.split('?')[0]!;
-    const info = parseRequestInfo(req.method, path, req.query as Record<string, string>);
-    req.k8s = info;
-    if (!info.isResourceRequest) throw notFoundPath();
-    const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
-    if (!def) throw notFoundPath();
-    return handleResource({ req, reply, info, def, registry, storage, ...(authorizer ? { authorizer } : {}), ...(rbac ? { rbac } : {}), ...(saTokens ? { saTokens } : {}), ...(authenticator ? { authenticator } : {}), opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800, ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}), upgraded: (r) => upgradedHooks.forEach((h) => h(r)) } });
-  };
-  for (const prefix of ['/api/v1/*', '/apis/:group/:version/*']) {
-    app.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: prefix, handler: resourceRoute });
-    app.route({ method: ['OPTIONS'], url: prefix, handler: async () => { throw methodNotAllowed(); } });
-  }
 
   // ---- lifecycle -----------------------------------------------------------------
   const compaction = startCompaction(storage, () => cachers.values(), opts.compactionIntervalMs ?? 5 * 60_000, (err) => opts.logger && opts.logger.warn({ err }, 'compaction failed'));
 
   app.addHook('onReady', async () => {
     await Promise.all([...cachers.values()].map((c) => c.ready()));
-    await bootstrap(registry, storage, { advertiseAddress: opts.advertiseAddress ?? '127.0.0.1:6443', scheme: opts.tls ? 'https' : 'http', rbac: authzMode === 'RBAC', ...(opts.logger ? { logger: opts.logger } : {}) });
+    await bootstrap(registry, storage, { advertiseAddress, scheme: opts.tls ? 'https' : 'http', rbac: authzMode === 'RBAC', ...(opts.logger ? { logger: opts.logger } : {}) });
   });
   app.addHook('preClose', async () => {
     for (const u of unsubscribe) u();
@@ -372,29 +242,5 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     storage.close();
   });
 
-  return {
-    app,
-    storage,
-    registry,
-    metrics,
-    compactOnce: compaction.compactOnce,
-    close: () => app.close(),
-  };
-}
-
-/**
- * Aggregated discovery must go out with its media-type parameters exactly as
- * written (kubectl switches decoders on them), so it bypasses fastify's
- * content-type normalisation.
- */
-function sendAggregated(reply: FastifyReply, v: 'v2' | 'v2beta1', body: unknown): FastifyReply {
-  const payload = JSON.stringify(body);
-  reply.hijack();
-  reply.raw.writeHead(200, {
-    'Content-Type': v === 'v2' ? AGGREGATED_V2 : AGGREGATED_V2BETA1,
-    'Content-Length': Buffer.byteLength(payload),
-    Vary: 'Accept',
-  });
-  reply.raw.end(payload);
-  return reply;
+  return { app, storage, registry, metrics, compactOnce: compaction.compactOnce, close: () => app.close() };
 }

@@ -2,9 +2,11 @@
  * Every failure a v1 Status: the error handler, requests the HTTP parser or
  * the router refuse (malformed, headers over 1 MiB, bad escapes), and bodies
  * over the limit (413, read to the end so that the client sees the answer).
+ * `statusErrors` installs the handlers on the root, for every route.
  */
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { StatusError, badRequest, internalError, notFoundPath, requestEntityTooLarge, unsupportedMediaType } from '@kubeling/apimachinery';
 import { BODY_TYPES, PATCH_TYPES, encode, wantsYaml } from './codec.js';
 
@@ -107,3 +109,13 @@ export function limitBodies(app: FastifyInstance, maxBody: number): void {
     if (req.body === TOO_LARGE) throw requestEntityTooLarge(maxBody);
   });
 }
+
+/** The error and 404 handlers and the body limit, for every route (a root plugin). */
+export const statusErrors = fp<{ maxBody: number }>(
+  async (app, { maxBody }) => {
+    limitBodies(app, maxBody);
+    app.setErrorHandler(errorHandler(maxBody));
+    app.setNotFoundHandler((_req, reply) => sendStatus(reply, notFoundPath()));
+  },
+  { name: 'kubeling-status-errors' },
+);

@@ -1,0 +1,70 @@
+/**
+ * The API's group-versions, one encapsulated plugin each: `/api/v1` and
+ * `/apis/<group>/<version>` serve their APIResourceList and, below it, every
+ * resource request of that group-version (resource-handler.ts). Any other
+ * `/apis/<group>/<version>` gets the same routes, which find nothing there:
+ * 404 (OPTIONS, as on every resource path, 405).
+ *
+ * The resource routes set `req.k8s`, the request's parsed path, which the
+ * audit record and the request metrics read.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { groupVersions, resources } from '@kubeling/api';
+import { methodNotAllowed, notFoundPath } from '@kubeling/apimachinery';
+import { apiResourceList } from '../discovery.js';
+import { parseRequestInfo, type RequestInfo } from '../request-info.js';
+import { handleResource, type HandlerContext } from '../resource-handler.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    k8s?: RequestInfo;
+  }
+}
+
+/** What the resource handlers are given besides the request itself. */
+export type ResourceDeps = Omit<HandlerContext, 'req' | 'reply' | 'info' | 'def' | 'opts'> & { opts: Omit<HandlerContext['opts'], 'upgraded'> };
+
+interface GroupVersionOptions {
+  deps: ResourceDeps;
+  /** Absent when the prefix names them as parameters. */
+  groupVersion?: { group: string; version: string };
+}
+
+const RESOURCE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps, groupVersion: gv }) => {
+  const opts = { ...deps.opts, upgraded: (req: FastifyRequest) => app.upgraded(req) };
+  app.get('', async (req) => {
+    const { group, version } = gv ?? (req.params as { group: string; version: string });
+    const list = apiResourceList(group, version);
+    if (!list) throw notFoundPath();
+    return list;
+  });
+  app.route({
+    method: [...RESOURCE_METHODS],
+    url: '/*',
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const info = parseRequestInfo(req.method, req.url.split('?')[0]!, req.query as Record<string, string>);
+      req.k8s = info;
+      if (!info.isResourceRequest) throw notFoundPath();
+      const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
+      if (!def) throw notFoundPath();
+      return handleResource({ req, reply, info, def, ...deps, opts });
+    },
+  });
+  app.route({
+    method: ['OPTIONS'],
+    url: '/*',
+    handler: async () => {
+      throw methodNotAllowed();
+    },
+  });
+};
+
+/** Every group-version's routes, under its own prefix, then the catch-all for unknown ones. */
+export const apiRoutes: FastifyPluginAsync<{ deps: ResourceDeps }> = async (app, { deps }) => {
+  for (const gv of groupVersions()) {
+    app.register(groupVersion, { prefix: gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`, deps, groupVersion: gv });
+  }
+  app.register(groupVersion, { prefix: '/apis/:group/:version', deps });
+};
