@@ -1,80 +1,56 @@
 /**
  * The controller-manager: one process, many controllers over one shared informer
  * factory, run only while this process holds the leader lease (when leader
- * election is on), with /healthz and /metrics on its own port.
+ * election is on), with /healthz and /metrics on its own port (the component
+ * shell of @kubeling/component-helpers).
  */
 import { setMaxListeners } from 'node:events';
-import type { Server } from 'node:http';
-import { hostname } from 'node:os';
-import type { Logger } from 'pino';
-import { Registry, collectDefaultMetrics, Gauge } from 'prom-client';
-import { EventRecorder, InformerFactory, LeaderElector, RestClient, type ClientConfig, serveHealth } from '@kubeling/client';
+import { Gauge, type Registry } from 'prom-client';
+import { EventRecorder, InformerFactory, type RestClient } from '@kubeling/client';
+import { ComponentShell, type ComponentOptions } from '@kubeling/component-helpers';
 import type { Controller, PodGCSettings } from './context.js';
 import { selectControllers } from './controllers/index.js';
 
-export interface ManagerOptions {
-  config: ClientConfig;
+export interface ManagerOptions extends ComponentOptions {
   controllers: string[];
-  leaderElect: boolean;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-  qps?: number;
-  burst?: number;
   workers?: number;
   nodeMonitorGracePeriodMs?: number;
   nodeMonitorPeriodMs?: number;
   podGC?: Partial<PodGCSettings>;
-  identity?: string;
-  log: Logger;
-  bindAddress?: string;
-  port?: number;
 }
 
 export class ControllerManager {
+  private readonly shell: ComponentShell;
   readonly client: RestClient;
+  readonly metrics: Registry;
+  readonly identity: string;
   private informers: InformerFactory | undefined;
   private running: Controller[] = [];
   private abort: AbortController | undefined;
-  private elector: LeaderElector | undefined;
-  private server: Server | undefined;
-  readonly metrics = new Registry();
-  readonly identity: string;
-  leading = false;
 
   constructor(private readonly o: ManagerOptions) {
-    this.client = new RestClient(o.config, { qps: o.qps ?? 20, burst: o.burst ?? 30, userAgent: 'kube-controller-manager/v1.32.0 (kubeling)' });
-    this.identity = o.identity ?? `${hostname()}_${process.pid}`;
-    collectDefaultMetrics({ register: this.metrics });
-    const self = this;
-    new Gauge({ name: 'leader_election_master_status', help: 'Whether this process is the leader (1) or not (0).', labelNames: ['name'], registers: [this.metrics], collect() { this.set({ name: 'kube-controller-manager' }, self.leading ? 1 : 0); } });
-    new Gauge({ name: 'rest_client_requests_total', help: 'Requests this process sent to the apiserver.', registers: [this.metrics], collect() { this.set(self.client.requestCount); } });
+    this.shell = new ComponentShell(
+      { ...o, name: 'kube-controller-manager', userAgent: 'kube-controller-manager/v1.32.0 (kubeling)', defaultQps: 20, defaultBurst: 30 },
+      { start: () => this.startControllers(), stop: () => this.stopControllers() },
+    );
+    this.client = this.shell.client;
+    this.metrics = this.shell.metrics;
+    this.identity = this.shell.identity;
+    const client = this.client;
+    new Gauge({ name: 'rest_client_requests_total', help: 'Requests this process sent to the apiserver.', registers: [this.metrics], collect() { this.set(client.requestCount); } });
   }
 
-  async start(): Promise<void> {
-    await this.serve();
-    if (!this.o.leaderElect) return this.startControllers();
-    this.elector = new LeaderElector(this.client, {
-      namespace: 'kube-system',
-      name: 'kube-controller-manager',
-      identity: this.identity,
-      ...(this.o.leaseDurationMs ? { leaseDurationMs: this.o.leaseDurationMs } : {}),
-      ...(this.o.renewDeadlineMs ? { renewDeadlineMs: this.o.renewDeadlineMs } : {}),
-      ...(this.o.retryPeriodMs ? { retryPeriodMs: this.o.retryPeriodMs } : {}),
-      onStartedLeading: () => {
-        this.o.log.info({ identity: this.identity }, 'became leader');
-        void this.startControllers();
-      },
-      onStoppedLeading: () => {
-        this.o.log.warn({ identity: this.identity }, 'lost leadership');
-        this.stopControllers();
-      },
-    });
-    this.elector.start();
+  /** Whether the controllers run (this process leads, or leader election is off). */
+  get leading(): boolean {
+    return this.shell.leading;
+  }
+
+  /** Serves health and metrics, then runs the controllers now (no leader election) or once the lease is won. */
+  start(): Promise<void> {
+    return this.shell.start();
   }
 
   private async startControllers(): Promise<void> {
-    this.leading = true;
     this.abort = new AbortController();
     // Every controller waits on this one signal (a listener each, some for a periodic wait too): more than
     // EventTarget's default of 10 is expected here, not a leak.
@@ -102,26 +78,17 @@ export class ControllerManager {
   }
 
   private stopControllers(): void {
-    this.leading = false;
     this.abort?.abort();
     this.informers?.stop();
     this.running = [];
   }
 
-  private async serve(): Promise<void> {
-    if (this.o.port === undefined) return;
-    this.server = await serveHealth(this.metrics, this.o.port, this.o.bindAddress);
-  }
-
   get address(): { port: number } | undefined {
-    const a = this.server?.address();
-    return a && typeof a === 'object' ? { port: a.port } : undefined;
+    return this.shell.address;
   }
 
-  async stop(): Promise<void> {
-    this.stopControllers();
-    await this.elector?.stop();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-    this.client.close();
+  /** Stops the controllers, releases the lease if held, closes the health server and the client. */
+  stop(): Promise<void> {
+    return this.shell.stop();
   }
 }

@@ -6,8 +6,7 @@
  * When the informer reports an assumed pod bound, the assumption becomes fact;
  * a failed binding forgets it.
  */
-import type { KubeObject } from '@kubeling/api';
-import { NodeInfo, PodInfo, podKey } from './framework/types.js';
+import { NodeInfo, PodInfo, podKey, type Node, type Pod } from './framework/types.js';
 
 interface PodState {
   info: PodInfo;
@@ -40,18 +39,18 @@ export class SchedulerCache {
     return n;
   }
 
-  addNode(node: KubeObject): void {
+  addNode(node: Node): void {
     const n = this.infoFor(node.metadata.name!);
     const isNew = !n.node;
     n.setNode(node);
     if (isNew) this.nodeOrder = undefined;
   }
 
-  updateNode(node: KubeObject): void {
+  updateNode(node: Node): void {
     this.addNode(node);
   }
 
-  removeNode(node: KubeObject): void {
+  removeNode(node: Node): void {
     const n = this.nodeInfos.get(node.metadata.name!);
     if (!n) return;
     // Pods may still point at it (their deletion comes later); keep them counted.
@@ -65,7 +64,7 @@ export class SchedulerCache {
   }
 
   /** Places a pod on a node before its binding is confirmed. */
-  assume(pod: KubeObject, node: string): PodInfo {
+  assume(pod: Pod, node: string): PodInfo {
     const key = podKey(pod);
     if (this.pods.has(key)) throw new Error(`pod ${key} is in the cache, so can't be assumed`);
     const info = new PodInfo({ ...pod, spec: { ...(pod.spec ?? {}), nodeName: node } });
@@ -90,9 +89,9 @@ export class SchedulerCache {
   }
 
   /** A bound pod from the informer (confirms an assumption). */
-  addPod(pod: KubeObject): void {
+  addPod(pod: Pod): void {
     const key = podKey(pod);
-    const node = (pod.spec as { nodeName?: string }).nodeName!;
+    const node = pod.spec!.nodeName!;
     const st = this.pods.get(key);
     if (st) this.removeFromNode(key, st.node);
     const info = new PodInfo(pod);
@@ -100,11 +99,11 @@ export class SchedulerCache {
     this.pods.set(key, { info, node, assumed: false });
   }
 
-  updatePod(pod: KubeObject): void {
+  updatePod(pod: Pod): void {
     this.addPod(pod);
   }
 
-  removePod(pod: KubeObject): void {
+  removePod(pod: Pod): void {
     const key = podKey(pod);
     const st = this.pods.get(key);
     if (!st) return;

@@ -12,9 +12,9 @@
  * the lowest highest-victim priority, the smallest priority sum, the fewest
  * victims.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, policyv1 } from '@kubeling/api';
 import { selectorFromLabelSelector } from '@kubeling/apimachinery';
-import type { NodeInfo, Obj, PodInfo, Status } from './framework/types.js';
+import type { NodeInfo, PodInfo, Status } from './framework/types.js';
 import type { Profile } from './framework/profile.js';
 
 export const NOT_HELPFUL = 'Preemption is not helpful for scheduling';
@@ -32,10 +32,16 @@ export interface PreemptionResult {
   message: string;
 }
 
+/** What preemption reads of a PodDisruptionBudget: its selector and the disruptions it allows. */
+export type PdbView = KubeObject & {
+  spec?: Pick<policyv1.PodDisruptionBudgetSpec, 'selector'>;
+  status?: Partial<Pick<policyv1.PodDisruptionBudgetStatus, 'disruptionsAllowed'>>;
+};
+
 export interface PreemptionContext {
   profile: Profile;
   nodes: readonly NodeInfo[];
-  pdbs: readonly KubeObject[];
+  pdbs: readonly PdbView[];
   /** Runs PreFilter + Filter for the pod against `nodes` with `node` as the one to check. */
   fits(pod: PodInfo, nodes: readonly NodeInfo[], node: NodeInfo): Status | null;
   /** Percentage / absolute floor of candidate nodes to dry-run (upstream: 10 %, 100). */
@@ -46,7 +52,7 @@ export interface PreemptionContext {
 /** Whether the pod may preempt at all, and if not, why (upstream PodEligibleToPreemptOthers). */
 export function eligibleToPreempt(pod: PodInfo, nodeOf: (name: string) => NodeInfo | undefined): string | undefined {
   if (pod.spec.preemptionPolicy === 'Never') return 'not eligible due to preemptionPolicy=Never.';
-  const nominated = (pod.pod.status as Obj | undefined)?.nominatedNodeName as string | undefined;
+  const nominated = pod.pod.status?.nominatedNodeName;
   if (nominated) {
     const n = nodeOf(nominated);
     // Victims of an earlier preemption are still leaving: wait for them.
@@ -66,13 +72,13 @@ interface PdbState {
   allowed: number;
 }
 
-function pdbStates(pdbs: readonly KubeObject[]): PdbState[] {
+function pdbStates(pdbs: readonly PdbView[]): PdbState[] {
   const out: PdbState[] = [];
   for (const pdb of pdbs) {
-    const spec = (pdb.spec ?? {}) as Obj;
+    const spec = pdb.spec ?? {};
     if (!spec.selector) continue;
     try {
-      out.push({ selector: selectorFromLabelSelector(spec.selector), namespace: pdb.metadata.namespace ?? '', allowed: ((pdb.status ?? {}) as Obj).disruptionsAllowed ?? 0 });
+      out.push({ selector: selectorFromLabelSelector(spec.selector), namespace: pdb.metadata.namespace ?? '', allowed: pdb.status?.disruptionsAllowed ?? 0 });
     } catch {
       // A PDB with a bad selector protects nothing.
     }
@@ -97,7 +103,7 @@ function splitByPdb(victims: PodInfo[], pdbs: PdbState[]): { violating: PodInfo[
   return { violating, nonViolating };
 }
 
-const startTime = (p: PodInfo): number => Date.parse(((p.pod.status as Obj | undefined)?.startTime as string | undefined) ?? p.pod.metadata.creationTimestamp ?? '') || 0;
+const startTime = (p: PodInfo): number => Date.parse(p.pod.status?.startTime ?? p.pod.metadata.creationTimestamp ?? '') || 0;
 
 /** More important first: higher priority, then earlier start. */
 const moreImportant = (a: PodInfo, b: PodInfo) => b.priority - a.priority || startTime(a) - startTime(b);

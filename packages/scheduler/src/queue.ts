@@ -8,8 +8,7 @@
  * scheduled sends that pod to backoff rather than parking it, so the event is
  * not lost.
  */
-import type { KubeObject } from '@kubeling/api';
-import { PodInfo, podKey } from './framework/types.js';
+import { PodInfo, podKey, type Pod } from './framework/types.js';
 
 export interface QueuedPod {
   info: PodInfo;
@@ -155,7 +154,7 @@ export class SchedulingQueue {
   }
 
   /** A new pending pod. */
-  add(pod: KubeObject): void {
+  add(pod: Pod): void {
     const key = podKey(pod);
     if (this.where.has(key)) return this.update(pod);
     const now = this.now();
@@ -163,7 +162,7 @@ export class SchedulingQueue {
   }
 
   /** A pending pod changed: refresh it, and give a parked one another try. */
-  update(pod: KubeObject): void {
+  update(pod: Pod): void {
     const key = podKey(pod);
     const at = this.where.get(key);
     if (!at) return this.add(pod);
@@ -182,7 +181,7 @@ export class SchedulingQueue {
     // In flight: the cycle finishing will re-read the pod from the informer.
   }
 
-  delete(pod: KubeObject): void {
+  delete(pod: Pod): void {
     const key = podKey(pod);
     const at = this.where.get(key);
     this.where.delete(key);

@@ -7,14 +7,13 @@
  * reasons histogram, PodScheduled=False/Unschedulable, and — when DefaultPreemption
  * finds victims — a nominated node while the victims leave.
  */
-import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
 import { EventRecorder, type Informer, type InformerFactory, type RestClient } from '@kubeling/client';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { SchedulerCache } from './cache.js';
 import type { Profile, SchedulerConfig } from './framework/profile.js';
-import { PodInfo, podKey, type CycleState, type NodeInfo, type Obj, type Status } from './framework/types.js';
+import { PodInfo, podKey, type CycleState, type Node, type NodeInfo, type Pod, type PodDisruptionBudget, type Status } from './framework/types.js';
 import { eligibleToPreempt, preempt, type Candidate } from './preemption.js';
 import { SchedulingQueue, type QueuedPod } from './queue.js';
 
@@ -61,9 +60,9 @@ export class Scheduler {
   readonly cache = new SchedulerCache();
   readonly queue: SchedulingQueue;
   private readonly profiles = new Map<string, Profile>();
-  private pods!: Informer;
-  private nodes!: Informer;
-  private pdbs!: Informer;
+  private pods!: Informer<Pod>;
+  private nodes!: Informer<Node>;
+  private pdbs!: Informer<PodDisruptionBudget>;
   private nextStartNodeIndex = 0;
   private readonly recorder: EventRecorder;
   /** Pods nominated to nodes by preemption, until bound or deleted. */
@@ -112,25 +111,25 @@ export class Scheduler {
     });
   }
 
-  private responsible(pod: KubeObject): boolean {
-    return this.profiles.has(((pod.spec ?? {}) as Obj).schedulerName ?? 'default-scheduler');
+  private responsible(pod: Pod): boolean {
+    return this.profiles.has(pod.spec?.schedulerName ?? 'default-scheduler');
   }
 
-  private static assigned(pod: KubeObject): boolean {
-    return !!((pod.spec ?? {}) as Obj).nodeName;
+  private static assigned(pod: Pod): boolean {
+    return !!pod.spec?.nodeName;
   }
 
-  private static terminal(pod: KubeObject): boolean {
-    const phase = ((pod.status ?? {}) as Obj).phase;
+  private static terminal(pod: Pod): boolean {
+    const phase = pod.status?.phase;
     return phase === 'Succeeded' || phase === 'Failed';
   }
 
   /** Registers informers and handlers; call before the factory starts. */
   init(): void {
     const f = this.o.informers;
-    this.pods = f.informer({ path: '/api/v1/pods', fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' });
-    this.nodes = f.informer({ path: '/api/v1/nodes' });
-    this.pdbs = f.informer({ path: '/apis/policy/v1/poddisruptionbudgets' });
+    this.pods = f.informer<Pod>({ path: '/api/v1/pods', fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' });
+    this.nodes = f.informer<Node>({ path: '/api/v1/nodes' });
+    this.pdbs = f.informer<PodDisruptionBudget>({ path: '/apis/policy/v1/poddisruptionbudgets' });
     this.nodes.addEventHandler({
       add: (n) => {
         this.cache.addNode(n);
@@ -138,7 +137,7 @@ export class Scheduler {
       },
       update: (old, n) => {
         this.cache.updateNode(n);
-        if (!jsonEqual(old.metadata.labels, n.metadata.labels) || !jsonEqual(old.spec, n.spec) || !jsonEqual((old.status as Obj | undefined)?.allocatable, (n.status as Obj | undefined)?.allocatable)) {
+        if (!jsonEqual(old.metadata.labels, n.metadata.labels) || !jsonEqual(old.spec, n.spec) || !jsonEqual(old.status?.allocatable, n.status?.allocatable)) {
           this.queue.moveAllToActiveOrBackoff('NodeUpdate');
         }
       },
@@ -151,7 +150,7 @@ export class Scheduler {
     });
   }
 
-  private podAdded(p: KubeObject): void {
+  private podAdded(p: Pod): void {
     if (Scheduler.terminal(p)) return;
     if (Scheduler.assigned(p)) {
       this.cache.addPod(p);
@@ -163,7 +162,7 @@ export class Scheduler {
     }
   }
 
-  private podUpdated(old: KubeObject, p: KubeObject): void {
+  private podUpdated(old: Pod, p: Pod): void {
     if (Scheduler.terminal(p)) return this.podDeleted(p);
     if (Scheduler.assigned(p)) {
       if (!Scheduler.assigned(old)) {
@@ -188,7 +187,7 @@ export class Scheduler {
     }
   }
 
-  private podDeleted(p: KubeObject): void {
+  private podDeleted(p: Pod): void {
     this.nominated.delete(podKey(p));
     if (Scheduler.assigned(p)) {
       this.cache.removePod(p);
@@ -196,13 +195,13 @@ export class Scheduler {
     } else this.queue.delete(p);
   }
 
-  private static specOrMetaChanged(a: KubeObject, b: KubeObject): boolean {
-    const strip = (o: KubeObject) => ({ ...o.metadata, resourceVersion: undefined, generation: undefined, managedFields: undefined });
+  private static specOrMetaChanged(a: Pod, b: Pod): boolean {
+    const strip = (o: Pod) => ({ ...o.metadata, resourceVersion: undefined, generation: undefined, managedFields: undefined });
     return !jsonEqual(a.spec, b.spec) || !jsonEqual(strip(a), strip(b));
   }
 
-  private trackNomination(p: KubeObject): void {
-    const node = ((p.status ?? {}) as Obj).nominatedNodeName as string | undefined;
+  private trackNomination(p: Pod): void {
+    const node = p.status?.nominatedNodeName;
     if (node) this.nominated.set(podKey(p), { info: new PodInfo(p), node });
     else this.nominated.delete(podKey(p));
   }
@@ -245,7 +244,7 @@ export class Scheduler {
       this.queue.done(key);
       return;
     }
-    const profile = this.profiles.get(((pod.spec ?? {}) as Obj).schedulerName ?? 'default-scheduler')!;
+    const profile = this.profiles.get(pod.spec?.schedulerName ?? 'default-scheduler')!;
     const info = new PodInfo(pod);
     const cycle = this.queue.schedulingCycle;
     const started = performance.now();
@@ -336,7 +335,7 @@ export class Scheduler {
       }
     }
     // A node nominated by an earlier preemption is tried first, alone.
-    const nominatedName = ((pod.pod.status ?? {}) as Obj).nominatedNodeName as string | undefined;
+    const nominatedName = pod.pod.status?.nominatedNodeName;
     if (nominatedName) {
       const n = this.cache.node(nominatedName);
       if (n && !this.runFilters(profile, state, pod, n)) return { node: n, diagnosis, evaluated: 1, feasible: 1 };
@@ -378,7 +377,7 @@ export class Scheduler {
 
   // ---- binding and failure ------------------------------------------------------
 
-  private async bind(q: QueuedPod, pod: KubeObject, node: string, profile: Profile, started: number): Promise<void> {
+  private async bind(q: QueuedPod, pod: Pod, node: string, profile: Profile, started: number): Promise<void> {
     const { namespace, name, uid } = pod.metadata;
     const key = q.info.key;
     try {
@@ -410,14 +409,15 @@ export class Scheduler {
     }
   }
 
-  private async recordFailure(pod: KubeObject, message: string, nominatedNode: string | undefined): Promise<void> {
+  private async recordFailure(pod: Pod, message: string, nominatedNode: string | undefined): Promise<void> {
     await this.recorder.event(pod, 'Warning', 'FailedScheduling', message);
-    const status = (pod.status ?? {}) as Obj;
-    const conditions = ((status.conditions ?? []) as Obj[]).filter((c) => c.type !== 'PodScheduled');
-    const old = ((status.conditions ?? []) as Obj[]).find((c) => c.type === 'PodScheduled');
+    const status = pod.status ?? {};
+    const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
+    const old = (status.conditions ?? []).find((c) => c.type === 'PodScheduled');
     const changed = !old || old.status !== 'False' || old.reason !== 'Unschedulable' || old.message !== message;
     const cond = changed ? { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: old?.status === 'False' ? old.lastTransitionTime : rfc3339(), reason: 'Unschedulable', message } : old;
-    const patch: Obj = {};
+    // A merge patch of the status: `lastProbeTime: null` clears the field.
+    const patch: { conditions?: unknown[]; nominatedNodeName?: string } = {};
     if (changed) patch.conditions = [...conditions, cond];
     if (nominatedNode && status.nominatedNodeName !== nominatedNode) patch.nominatedNodeName = nominatedNode;
     if (!Object.keys(patch).length) return;
@@ -429,7 +429,7 @@ export class Scheduler {
   }
 
   /** Deletes the victims (after marking them DisruptionTarget) so the preemptor can take their place. */
-  private async evict(preemptor: KubeObject, c: Candidate, profile: Profile): Promise<void> {
+  private async evict(preemptor: Pod, c: Candidate, profile: Profile): Promise<void> {
     this.m.preemptionVictims.observe(c.victims.length);
     await Promise.all(
       c.victims.map(async (v) => {
@@ -437,7 +437,7 @@ export class Scheduler {
         try {
           await this.o.client.patch(
             `/api/v1/namespaces/${namespace}/pods/${name}/status`,
-            { status: { conditions: [...(((v.pod.status ?? {}) as Obj).conditions ?? []).filter((x: Obj) => x.type !== 'DisruptionTarget'), { type: 'DisruptionTarget', status: 'True', lastTransitionTime: rfc3339(), reason: 'PreemptionByScheduler', message: `${profile.schedulerName}: preempting to accommodate a higher priority pod` }] } },
+            { status: { conditions: [...(v.pod.status?.conditions ?? []).filter((x) => x.type !== 'DisruptionTarget'), { type: 'DisruptionTarget', status: 'True', lastTransitionTime: rfc3339(), reason: 'PreemptionByScheduler', message: `${profile.schedulerName}: preempting to accommodate a higher priority pod` }] } },
             'application/merge-patch+json',
           );
           await this.o.client.delete(`/api/v1/namespaces/${namespace}/pods/${name}`);

@@ -1,76 +1,52 @@
 /**
  * The kube-scheduler process: the scheduler run while this process holds the
  * `kube-system/kube-scheduler` Lease (when leader election is on), with
- * /healthz, /readyz and /metrics on its own port.
+ * /healthz, /readyz and /metrics on its own port (the component shell of
+ * @kubeling/component-helpers).
  */
-import type { Server } from 'node:http';
-import { hostname } from 'node:os';
-import type { Logger } from 'pino';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { InformerFactory, LeaderElector, RestClient, type ClientConfig, serveHealth } from '@kubeling/client';
+import type { Registry } from 'prom-client';
+import { InformerFactory, RestClient } from '@kubeling/client';
+import { ComponentShell, type ComponentOptions } from '@kubeling/component-helpers';
 import type { SchedulerConfig } from './framework/profile.js';
 import { Scheduler } from './scheduler.js';
 
-export interface SchedulerServerOptions {
-  config: ClientConfig;
+const USER_AGENT = 'kube-scheduler/v1.32.0 (kubeling)';
+
+export interface SchedulerServerOptions extends ComponentOptions {
   scheduler: SchedulerConfig;
-  leaderElect: boolean;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-  qps?: number;
-  burst?: number;
-  identity?: string;
-  log: Logger;
-  bindAddress?: string;
-  port?: number;
 }
 
 export class SchedulerServer {
+  private readonly shell: ComponentShell;
   readonly client: RestClient;
   private readonly eventClient: RestClient;
-  readonly metrics = new Registry();
+  readonly metrics: Registry;
   readonly identity: string;
   scheduler: Scheduler | undefined;
   private informers: InformerFactory | undefined;
-  private elector: LeaderElector | undefined;
-  private server: Server | undefined;
-  leading = false;
 
   constructor(private readonly o: SchedulerServerOptions) {
-    const ua = 'kube-scheduler/v1.32.0 (kubeling)';
-    this.client = new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: ua });
-    this.eventClient = new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: ua });
-    this.identity = o.identity ?? `${hostname()}_${process.pid}`;
-    collectDefaultMetrics({ register: this.metrics });
-    const self = this;
-    new Gauge({ name: 'leader_election_master_status', help: 'Whether this process is the leader (1) or not (0).', labelNames: ['name'], registers: [this.metrics], collect() { this.set({ name: 'kube-scheduler' }, self.leading ? 1 : 0); } });
+    this.shell = new ComponentShell(
+      { ...o, name: 'kube-scheduler', userAgent: USER_AGENT, defaultQps: 50, defaultBurst: 100 },
+      { start: () => this.startScheduling(), stop: () => this.stopScheduling() },
+    );
+    this.client = this.shell.client;
+    this.eventClient = new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: USER_AGENT });
+    this.metrics = this.shell.metrics;
+    this.identity = this.shell.identity;
   }
 
-  async start(): Promise<void> {
-    await this.serve();
-    if (!this.o.leaderElect) return this.startScheduling();
-    this.elector = new LeaderElector(this.client, {
-      namespace: 'kube-system',
-      name: 'kube-scheduler',
-      identity: this.identity,
-      ...(this.o.leaseDurationMs ? { leaseDurationMs: this.o.leaseDurationMs } : {}),
-      ...(this.o.renewDeadlineMs ? { renewDeadlineMs: this.o.renewDeadlineMs } : {}),
-      ...(this.o.retryPeriodMs ? { retryPeriodMs: this.o.retryPeriodMs } : {}),
-      onStartedLeading: () => {
-        this.o.log.info({ identity: this.identity }, 'became leader');
-        void this.startScheduling();
-      },
-      onStoppedLeading: () => {
-        this.o.log.warn({ identity: this.identity }, 'lost leadership');
-        void this.stopScheduling();
-      },
-    });
-    this.elector.start();
+  /** Whether the scheduler runs (this process leads, or leader election is off). */
+  get leading(): boolean {
+    return this.shell.leading;
+  }
+
+  /** Serves health and metrics, then schedules now (no leader election) or once the Lease is won. */
+  start(): Promise<void> {
+    return this.shell.start();
   }
 
   private async startScheduling(): Promise<void> {
-    this.leading = true;
     this.informers = new InformerFactory(this.client, { onError: (e) => this.o.log.debug({ err: String(e) }, 'informer error') });
     // One metrics registry across leadership terms: metrics register once.
     const first = !this.scheduler;
@@ -83,26 +59,17 @@ export class SchedulerServer {
   }
 
   private async stopScheduling(): Promise<void> {
-    this.leading = false;
     this.informers?.stop();
     await this.scheduler?.stop();
   }
 
-  private async serve(): Promise<void> {
-    if (this.o.port === undefined) return;
-    this.server = await serveHealth(this.metrics, this.o.port, this.o.bindAddress);
-  }
-
   get address(): { port: number } | undefined {
-    const a = this.server?.address();
-    return a && typeof a === 'object' ? { port: a.port } : undefined;
+    return this.shell.address;
   }
 
+  /** Stops scheduling, releases the Lease if held, closes the health server and both clients. */
   async stop(): Promise<void> {
-    await this.stopScheduling();
-    await this.elector?.stop();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-    this.client.close();
+    await this.shell.stop();
     this.eventClient.close();
   }
 }

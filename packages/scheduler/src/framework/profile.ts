@@ -7,8 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_PLUGINS, REGISTRY } from '../plugins/registry.js';
-import { isFilter, isPreFilter, isPreScore, isScore, type FilterPlugin, type Obj, type Plugin, type PreFilterPlugin, type PreScorePlugin, type ScorePlugin } from './types.js';
+import { DEFAULT_PLUGINS, REGISTRY, type PluginArgs } from '../plugins/registry.js';
+import { isFilter, isPreFilter, isPreScore, isScore, type FilterPlugin, type Plugin, type PreFilterPlugin, type PreScorePlugin, type ScorePlugin } from './types.js';
 
 export interface Profile {
   schedulerName: string;
@@ -32,6 +32,24 @@ interface PluginSet {
   disabled?: { name: string }[];
 }
 
+/** One entry of `profiles` in a KubeSchedulerConfiguration. */
+export interface KubeSchedulerProfile {
+  schedulerName?: string;
+  /** Plugin sets by extension point: multiPoint, filter, score, postFilter. */
+  plugins?: Record<string, PluginSet>;
+  pluginConfig?: { name: string; args?: PluginArgs }[];
+}
+
+/** A KubeSchedulerConfiguration document (kubescheduler.config.k8s.io/v1), as read from YAML and not yet checked. */
+export interface KubeSchedulerConfiguration {
+  apiVersion?: string;
+  kind?: string;
+  percentageOfNodesToScore?: number;
+  podInitialBackoffSeconds?: number;
+  podMaxBackoffSeconds?: number;
+  profiles?: KubeSchedulerProfile[];
+}
+
 export class ConfigError extends Error {}
 
 function apply(defaults: { name: string; weight: number }[], set: PluginSet | undefined): { name: string; weight: number }[] {
@@ -46,10 +64,10 @@ function apply(defaults: { name: string; weight: number }[], set: PluginSet | un
   return out;
 }
 
-function buildProfile(p: Obj): Profile {
-  const plugins = (p.plugins ?? {}) as Record<string, PluginSet>;
-  const args = new Map<string, Obj>();
-  for (const pc of (p.pluginConfig ?? []) as Obj[]) args.set(pc.name, pc.args ?? {});
+function buildProfile(p: KubeSchedulerProfile): Profile {
+  const plugins = p.plugins ?? {};
+  const args = new Map<string, PluginArgs>();
+  for (const pc of p.pluginConfig ?? []) args.set(pc.name, pc.args ?? {});
   const multi = apply(DEFAULT_PLUGINS, plugins.multiPoint);
   const filterNames = apply(multi, plugins.filter).map((x) => x.name);
   const scoreEntries = apply(multi.filter((x) => x.weight > 0 || plugins.score?.enabled?.some((e) => e.name === x.name)), plugins.score);
@@ -87,11 +105,11 @@ function buildProfile(p: Obj): Profile {
 }
 
 /** Builds the configuration from a parsed KubeSchedulerConfiguration (or the defaults). */
-export function buildConfig(doc: Obj = {}): SchedulerConfig {
+export function buildConfig(doc: KubeSchedulerConfiguration = {}): SchedulerConfig {
   if (doc.kind && doc.kind !== 'KubeSchedulerConfiguration') throw new ConfigError(`kind must be KubeSchedulerConfiguration, got ${doc.kind}`);
   const pct = doc.percentageOfNodesToScore ?? 0;
   if (typeof pct !== 'number' || pct < 0 || pct > 100) throw new ConfigError('percentageOfNodesToScore: must be between 0 and 100');
-  const profiles = ((doc.profiles as Obj[] | undefined)?.length ? (doc.profiles as Obj[]) : [{}]).map(buildProfile);
+  const profiles = (doc.profiles?.length ? doc.profiles : [{}]).map(buildProfile);
   const names = new Set<string>();
   for (const p of profiles) {
     if (names.has(p.schedulerName)) throw new ConfigError(`profiles: duplicate schedulerName "${p.schedulerName}"`);
@@ -106,5 +124,5 @@ export function buildConfig(doc: Obj = {}): SchedulerConfig {
 }
 
 export function loadConfig(path: string): SchedulerConfig {
-  return buildConfig(parseYaml(readFileSync(path, 'utf8')) as Obj);
+  return buildConfig(parseYaml(readFileSync(path, 'utf8')) as KubeSchedulerConfiguration);
 }

@@ -1,8 +1,8 @@
 /** Builders for plugin unit tests: nodes and pods as plain objects. */
-import type { KubeObject } from '@kubeling/api';
-import { NodeInfo, PodInfo, type Obj } from './types.js';
+import type { Taint } from '@kubeling/component-helpers';
+import { NodeInfo, PodInfo, type Node, type Pod, type PodSpec } from './types.js';
 
-export function makeNode(name: string, o: { cpu?: string; memory?: string; pods?: number; labels?: Record<string, string>; taints?: Obj[]; unschedulable?: boolean; extra?: Record<string, string> } = {}): KubeObject {
+export function makeNode(name: string, o: { cpu?: string; memory?: string; pods?: number; labels?: Record<string, string>; taints?: Taint[]; unschedulable?: boolean; extra?: Record<string, string> } = {}): Node {
   const alloc = { cpu: o.cpu ?? '4', memory: o.memory ?? '8Gi', pods: String(o.pods ?? 110), ...(o.extra ?? {}) };
   return {
     apiVersion: 'v1',
@@ -13,7 +13,7 @@ export function makeNode(name: string, o: { cpu?: string; memory?: string; pods?
   };
 }
 
-export function makePod(name: string, o: { cpu?: string; memory?: string; labels?: Record<string, string>; spec?: Obj; priority?: number; namespace?: string; node?: string; extra?: Record<string, string> } = {}): KubeObject {
+export function makePod(name: string, o: { cpu?: string; memory?: string; labels?: Record<string, string>; spec?: PodSpec; priority?: number; namespace?: string; node?: string; extra?: Record<string, string> } = {}): Pod {
   const requests: Record<string, string> = { ...(o.cpu ? { cpu: o.cpu } : {}), ...(o.memory ? { memory: o.memory } : {}), ...(o.extra ?? {}) };
   return {
     apiVersion: 'v1',
@@ -31,7 +31,7 @@ export function makePod(name: string, o: { cpu?: string; memory?: string; labels
 
 export const podInfo = (name: string, o: Parameters<typeof makePod>[1] = {}) => new PodInfo(makePod(name, o));
 
-export function nodeInfo(node: KubeObject, pods: KubeObject[] = []): NodeInfo {
+export function nodeInfo(node: Node, pods: Pod[] = []): NodeInfo {
   const n = new NodeInfo(node);
   for (const p of pods) n.addPod(new PodInfo(p));
   return n;

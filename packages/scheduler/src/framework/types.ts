@@ -4,17 +4,19 @@
  * synchronous — plugins run against the cache without awaiting — so the node
  * infos they read cannot change under them.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { corev1, dsl, KubeObject, policyv1 } from '@kubeling/api';
 import { podRequests, resourceValue, type ResourceList, type Taint, type Toleration } from '@kubeling/component-helpers';
 
-export type Obj = Record<string, any>;
-
-export interface ContainerPort {
-  containerPort: number;
-  hostPort?: number;
-  hostIP?: string;
-  protocol?: string;
-}
+/**
+ * The kinds scheduling reads, as `@kubeling/api` describes them, with the
+ * metadata an informer store's objects always carry (the API types leave it
+ * optional, as a request body may).
+ */
+export type Pod = corev1.Pod & KubeObject;
+export type PodSpec = corev1.PodSpec;
+export type Node = corev1.Node & KubeObject;
+export type PodDisruptionBudget = policyv1.PodDisruptionBudget & KubeObject;
+export type ContainerPort = dsl.Static<typeof corev1.ContainerPort>;
 
 /** A pod with what scheduling reads from it computed once. */
 export class PodInfo {
@@ -27,23 +29,23 @@ export class PodInfo {
   /** Whether it has pod affinity or anti-affinity terms (InterPodAffinity looks only at these). */
   readonly hasPodAffinity: boolean;
 
-  constructor(readonly pod: KubeObject) {
+  constructor(readonly pod: Pod) {
     this.key = `${pod.metadata.namespace}/${pod.metadata.name}`;
-    const spec = (pod.spec ?? {}) as Obj;
+    const spec = pod.spec ?? {};
     this.requests = podRequests(spec);
     const nz = podRequests(spec, { nonZero: true });
     this.nonZero = { cpu: nz.cpu ?? 0, memory: nz.memory ?? 0 };
     this.hostPorts = [];
-    for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])] as Obj[]) {
-      for (const p of (c.ports ?? []) as ContainerPort[]) if (p.hostPort && p.hostPort > 0) this.hostPorts.push(p);
+    for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
+      for (const p of c.ports ?? []) if (p.hostPort && p.hostPort > 0) this.hostPorts.push(p);
     }
     this.priority = typeof spec.priority === 'number' ? spec.priority : 0;
-    this.tolerations = (spec.tolerations ?? []) as Toleration[];
+    this.tolerations = spec.tolerations ?? [];
     this.hasPodAffinity = !!(spec.affinity?.podAffinity || spec.affinity?.podAntiAffinity);
   }
 
-  get spec(): Obj {
-    return (this.pod.spec ?? {}) as Obj;
+  get spec(): PodSpec {
+    return this.pod.spec ?? {};
   }
 
   get labels(): Record<string, string> {
@@ -55,9 +57,15 @@ export const podKey = (pod: KubeObject): string => `${pod.metadata.namespace}/${
 
 const portKey = (ip: string, protocol: string, port: number) => `${ip}/${protocol}/${port}`;
 
+/** The part of a NodeStatus scheduling reads (`@kubeling/api` leaves NodeStatus undescribed). */
+interface NodeStatusResources {
+  allocatable?: Record<string, string | number>;
+  capacity?: Record<string, string | number>;
+}
+
 /** A node and what is placed on it: bound, assumed and (while preempting) hypothetical pods. */
 export class NodeInfo {
-  node: KubeObject | undefined;
+  node: Node | undefined;
   readonly pods = new Map<string, PodInfo>();
   /** The pods here with pod affinity or anti-affinity terms. */
   readonly podsWithAffinity = new Map<string, PodInfo>();
@@ -67,7 +75,7 @@ export class NodeInfo {
   usedPorts = new Map<string, number>();
   taints: Taint[] = [];
 
-  constructor(node?: KubeObject) {
+  constructor(node?: Node) {
     if (node) this.setNode(node);
   }
 
@@ -75,10 +83,10 @@ export class NodeInfo {
     return this.node?.metadata.name ?? '';
   }
 
-  setNode(node: KubeObject): void {
+  setNode(node: Node): void {
     this.node = node;
-    const status = (node.status ?? {}) as Obj;
-    const alloc: Record<string, string | number> = status.allocatable ?? status.capacity ?? {};
+    const status: NodeStatusResources = node.status ?? {};
+    const alloc = status.allocatable ?? status.capacity ?? {};
     const out: ResourceList = {};
     for (const [k, v] of Object.entries(alloc)) {
       try {
@@ -89,7 +97,7 @@ export class NodeInfo {
       }
     }
     this.allocatable = out;
-    this.taints = (((node.spec ?? {}) as Obj).taints ?? []) as Taint[];
+    this.taints = node.spec?.taints ?? [];
   }
 
   addPod(pi: PodInfo): void {

@@ -3,7 +3,7 @@
  * pkg/scheduler/apis/config/v1 default_plugins.go): filters in upstream's order,
  * scores with upstream's weights.
  */
-import type { Obj, Plugin } from '../framework/types.js';
+import type { Plugin } from '../framework/types.js';
 import { InterPodAffinity } from './interpodaffinity/index.js';
 import { NodeAffinity } from './nodeaffinity/index.js';
 import { NodeName } from './nodename/index.js';
@@ -13,7 +13,10 @@ import { NodeUnschedulable } from './nodeunschedulable/index.js';
 import { PodTopologySpread } from './podtopologyspread/index.js';
 import { TaintToleration } from './tainttoleration/index.js';
 
-export type PluginFactory = (args: Obj) => Plugin;
+/** A plugin's `args` from the profile's pluginConfig; each plugin reads the fields it knows. */
+export type PluginArgs = Record<string, unknown>;
+
+export type PluginFactory = (args: PluginArgs) => Plugin;
 
 export const REGISTRY: Record<string, PluginFactory> = {
   NodeUnschedulable: () => new NodeUnschedulable(),

@@ -8,7 +8,7 @@
  * `namespaceSelector: {}` for all; other namespace selectors need namespace
  * labels the scheduler does not watch, and match no namespace here).
  */
-import type { KubeObject } from '@kubeling/api';
+import type { LabelSelector as LabelSelectorSpec } from '@kubeling/api';
 import { selectorFromLabelSelector, type LabelSelector } from '@kubeling/apimachinery';
 import {
   unresolvable,
@@ -17,7 +17,7 @@ import {
   type CycleState,
   type FilterPlugin,
   type NodeInfo,
-  type Obj,
+  type Pod,
   type PodInfo,
   type PreFilterPlugin,
   type PreScorePlugin,
@@ -40,12 +40,34 @@ interface Term {
   weight: number;
 }
 
-/** Parsed terms per pod object (pods in the cache are not changed in place, so the object is the key). */
-const parsed = new WeakMap<KubeObject, Map<string, Term[]>>();
+/** PodAffinityTerm as read here (`@kubeling/api` leaves a pod's `affinity` undescribed). */
+interface PodAffinityTerm {
+  labelSelector?: LabelSelectorSpec;
+  namespaceSelector?: LabelSelectorSpec;
+  namespaces?: string[];
+  topologyKey?: string;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
 
-function termsOf(pod: KubeObject, kind: 'podAffinity' | 'podAntiAffinity', which: 'required' | 'preferred'): Term[] {
-  const spec = (pod.spec ?? {}) as Obj;
-  if (!spec.affinity?.[kind]) return [];
+/** PodAffinity and PodAntiAffinity share this shape. */
+interface PodAffinityRules {
+  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
+  preferredDuringSchedulingIgnoredDuringExecution?: { weight?: number; podAffinityTerm?: PodAffinityTerm }[];
+}
+
+interface Affinity {
+  podAffinity?: PodAffinityRules;
+  podAntiAffinity?: PodAffinityRules;
+}
+
+const affinityOf = (pod: Pod): Affinity => pod.spec?.affinity ?? {};
+
+/** Parsed terms per pod object (pods in the cache are not changed in place, so the object is the key). */
+const parsed = new WeakMap<Pod, Map<string, Term[]>>();
+
+function termsOf(pod: Pod, kind: 'podAffinity' | 'podAntiAffinity', which: 'required' | 'preferred'): Term[] {
+  if (!affinityOf(pod)[kind]) return [];
   let m = parsed.get(pod);
   if (!m) parsed.set(pod, (m = new Map()));
   const k = `${kind}/${which}`;
@@ -54,22 +76,21 @@ function termsOf(pod: KubeObject, kind: 'podAffinity' | 'podAntiAffinity', which
   return terms;
 }
 
-function parseTerms(pod: KubeObject, kind: 'podAffinity' | 'podAntiAffinity', which: 'required' | 'preferred'): Term[] {
-  const spec = (pod.spec ?? {}) as Obj;
-  const block = spec.affinity?.[kind] as Obj | undefined;
+function parseTerms(pod: Pod, kind: 'podAffinity' | 'podAntiAffinity', which: 'required' | 'preferred'): Term[] {
+  const block = affinityOf(pod)[kind];
   if (!block) return [];
-  const raw: { term: Obj; weight: number }[] =
+  const raw: { term: PodAffinityTerm; weight: number }[] =
     which === 'required'
-      ? ((block.requiredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]).map((t) => ({ term: t, weight: 1 }))
-      : ((block.preferredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]).map((w) => ({ term: (w.podAffinityTerm ?? {}) as Obj, weight: Number(w.weight ?? 0) }));
+      ? (block.requiredDuringSchedulingIgnoredDuringExecution ?? []).map((t) => ({ term: t, weight: 1 }))
+      : (block.preferredDuringSchedulingIgnoredDuringExecution ?? []).map((w) => ({ term: w.podAffinityTerm ?? {}, weight: Number(w.weight ?? 0) }));
   const out: Term[] = [];
   for (const { term, weight } of raw) {
     if (!term.topologyKey) continue;
-    const ls = structuredClone((term.labelSelector ?? {}) as Obj);
+    const ls = structuredClone(term.labelSelector ?? {});
     const labels = pod.metadata.labels ?? {};
     // matchLabelKeys / mismatchLabelKeys: the pod's own values join the selector.
-    for (const k of (term.matchLabelKeys ?? []) as string[]) if (labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'In', values: [labels[k]] });
-    for (const k of (term.mismatchLabelKeys ?? []) as string[]) if (labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'NotIn', values: [labels[k]] });
+    for (const k of term.matchLabelKeys ?? []) if (labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'In', values: [labels[k]] });
+    for (const k of term.mismatchLabelKeys ?? []) if (labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'NotIn', values: [labels[k]] });
     let selector: LabelSelector;
     try {
       if (!term.labelSelector) continue; // a nil selector matches nothing
@@ -77,8 +98,8 @@ function parseTerms(pod: KubeObject, kind: 'podAffinity' | 'podAntiAffinity', wh
     } catch {
       continue;
     }
-    const nsSel = term.namespaceSelector as Obj | undefined;
-    const listed = (term.namespaces ?? []) as string[];
+    const nsSel = term.namespaceSelector;
+    const listed = term.namespaces ?? [];
     let namespaces: Set<string> | undefined;
     if (nsSel && !Object.keys(nsSel.matchLabels ?? {}).length && !(nsSel.matchExpressions ?? []).length) namespaces = undefined;
     else namespaces = new Set(listed.length || nsSel ? listed : [pod.metadata.namespace ?? 'default']);
@@ -87,7 +108,7 @@ function parseTerms(pod: KubeObject, kind: 'podAffinity' | 'podAntiAffinity', wh
   return out;
 }
 
-const matches = (t: Term, pod: KubeObject) => (!t.namespaces || t.namespaces.has(pod.metadata.namespace ?? '')) && t.selector.matches(pod.metadata.labels ?? {});
+const matches = (t: Term, pod: Pod) => (!t.namespaces || t.namespaces.has(pod.metadata.namespace ?? '')) && t.selector.matches(pod.metadata.labels ?? {});
 const labelOf = (node: NodeInfo, key: string) => node.node?.metadata.labels?.[key];
 const pairKey = (k: string, v: string) => `${k}\u0000${v}`;
 

@@ -7,7 +7,7 @@ export const ERR_REASON = "node(s) didn't match the requested node name";
 export class NodeName implements FilterPlugin {
   readonly name = NAME;
   filter(_s: unknown, pod: PodInfo, node: NodeInfo): Status | null {
-    const want = pod.spec.nodeName as string | undefined;
+    const want = pod.spec.nodeName;
     return !want || want === node.name ? null : unresolvable(NAME, ERR_REASON);
   }
 }

@@ -8,7 +8,7 @@
  * and memory fractions stay close (1 − standard deviation). Scores use the
  * non-zero requests (100m / 200 MB for containers that state none).
  */
-import { unschedulable, MAX_NODE_SCORE, type FilterPlugin, type NodeInfo, type Obj, type PodInfo, type ScorePlugin, type Status } from '../../framework/types.js';
+import { unschedulable, MAX_NODE_SCORE, type FilterPlugin, type NodeInfo, type PodInfo, type ScorePlugin, type Status } from '../../framework/types.js';
 
 export const FIT = 'NodeResourcesFit';
 export const BALANCED = 'NodeResourcesBalancedAllocation';
@@ -16,6 +16,16 @@ export const BALANCED = 'NodeResourcesBalancedAllocation';
 export interface ResourceSpec {
   name: string;
   weight: number;
+}
+
+/** NodeResourcesFitArgs as read here. */
+export interface FitArgs {
+  scoringStrategy?: { type?: string; resources?: { name: string; weight?: number }[] };
+}
+
+/** NodeResourcesBalancedAllocationArgs as read here. */
+export interface BalancedAllocationArgs {
+  resources?: ResourceSpec[];
 }
 
 const DEFAULT_RESOURCES: ResourceSpec[] = [
@@ -35,10 +45,10 @@ export class NodeResourcesFit implements FilterPlugin, ScorePlugin {
   private readonly strategy: 'LeastAllocated' | 'MostAllocated';
   private readonly resources: ResourceSpec[];
 
-  constructor(args: Obj = {}) {
-    const s = (args.scoringStrategy ?? {}) as Obj;
+  constructor(args: FitArgs = {}) {
+    const s = args.scoringStrategy ?? {};
     this.strategy = s.type === 'MostAllocated' ? 'MostAllocated' : 'LeastAllocated';
-    this.resources = Array.isArray(s.resources) && s.resources.length ? (s.resources as ResourceSpec[]).map((r) => ({ name: r.name, weight: r.weight ?? 1 })) : DEFAULT_RESOURCES;
+    this.resources = Array.isArray(s.resources) && s.resources.length ? s.resources.map((r) => ({ name: r.name, weight: r.weight ?? 1 })) : DEFAULT_RESOURCES;
   }
 
   filter(_s: unknown, pod: PodInfo, node: NodeInfo): Status | null {
@@ -73,8 +83,8 @@ export class NodeResourcesBalancedAllocation implements ScorePlugin {
   readonly name = BALANCED;
   private readonly resources: ResourceSpec[];
 
-  constructor(args: Obj = {}) {
-    this.resources = Array.isArray(args.resources) && args.resources.length ? (args.resources as ResourceSpec[]) : DEFAULT_RESOURCES;
+  constructor(args: BalancedAllocationArgs = {}) {
+    this.resources = Array.isArray(args.resources) && args.resources.length ? args.resources : DEFAULT_RESOURCES;
   }
 
   score(_s: unknown, pod: PodInfo, node: NodeInfo): number {

@@ -9,7 +9,7 @@ export const TAINT_UNSCHEDULABLE = 'node.kubernetes.io/unschedulable';
 export class NodeUnschedulable implements FilterPlugin {
   readonly name = NAME;
   filter(_s: unknown, pod: PodInfo, node: NodeInfo): Status | null {
-    if (!node.node?.spec || !(node.node.spec as { unschedulable?: boolean }).unschedulable) return null;
+    if (!node.node?.spec?.unschedulable) return null;
     return taintTolerated({ key: TAINT_UNSCHEDULABLE, effect: 'NoSchedule' }, pod.tolerations) ? null : unresolvable(NAME, ERR_REASON);
   }
 }

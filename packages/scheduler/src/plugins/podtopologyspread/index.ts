@@ -6,7 +6,7 @@
  * Honor, the default) only nodes that match the pod's node affinity/selector;
  * nodeTaintsPolicy Honor also leaves out nodes with untolerated taints.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { LabelSelector as LabelSelectorSpec } from '@kubeling/api';
 import { nothing, selectorFromLabelSelector, type LabelSelector } from '@kubeling/apimachinery';
 import { doNotScheduleTaint, findUntoleratedTaint, requiredNodeAffinityMatches } from '@kubeling/component-helpers';
 import {
@@ -15,8 +15,8 @@ import {
   MAX_NODE_SCORE,
   type CycleState,
   type FilterPlugin,
+  type Node,
   type NodeInfo,
-  type Obj,
   type PodInfo,
   type PreFilterPlugin,
   type PreScorePlugin,
@@ -27,6 +27,18 @@ import {
 export const NAME = 'PodTopologySpread';
 export const ERR_CONSTRAINTS = "node(s) didn't match pod topology spread constraints";
 export const ERR_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)";
+
+/** TopologySpreadConstraint as read here (`@kubeling/api` leaves the list's items undescribed). */
+type TopologySpreadConstraint = {
+  maxSkew?: number;
+  topologyKey: string;
+  whenUnsatisfiable?: string;
+  labelSelector?: LabelSelectorSpec;
+  matchLabelKeys?: string[];
+  minDomains?: number;
+  nodeAffinityPolicy?: string;
+  nodeTaintsPolicy?: string;
+};
 
 interface Constraint {
   maxSkew: number;
@@ -53,11 +65,11 @@ interface ScoreState {
 
 function constraintsOf(pod: PodInfo, when: string): Constraint[] {
   const out: Constraint[] = [];
-  for (const c of (pod.spec.topologySpreadConstraints ?? []) as Obj[]) {
+  for (const c of (pod.spec.topologySpreadConstraints ?? []) as TopologySpreadConstraint[]) {
     if ((c.whenUnsatisfiable ?? 'DoNotSchedule') !== when) continue;
-    const ls = structuredClone((c.labelSelector ?? {}) as Obj);
+    const ls = structuredClone(c.labelSelector ?? {});
     // matchLabelKeys: the pod's own values for these keys join the selector.
-    for (const k of (c.matchLabelKeys ?? []) as string[]) {
+    for (const k of c.matchLabelKeys ?? []) {
       if (pod.labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'In', values: [pod.labels[k]] });
     }
     let selector: LabelSelector;
@@ -79,7 +91,7 @@ function constraintsOf(pod: PodInfo, when: string): Constraint[] {
   return out;
 }
 
-const hasKeys = (node: KubeObject, cs: Constraint[]) => {
+const hasKeys = (node: Node, cs: Constraint[]) => {
   const labels = node.metadata.labels ?? {};
   return cs.every((c) => Object.hasOwn(labels, c.topologyKey));
 };
