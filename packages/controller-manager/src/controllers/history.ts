@@ -6,16 +6,25 @@
  * strategic patch with sorted keys (kubectl compares those bytes before a
  * rollback); old unused revisions go past revisionHistoryLimit.
  */
-import type { KubeObject } from '@kubeling/api';
 import { isAlreadyExists, isNotFound } from '@kubeling/apimachinery';
 import type { RestClient } from '@kubeling/client';
 import { canonical, podTemplateHash } from './deployment/util.js';
-
-type Obj = Record<string, any>;
+import type { ControllerRevision, DaemonSet, PodTemplateSpec, StatefulSet } from './kinds.js';
 
 export const REVISION_HASH_LABEL = 'controller-revision-hash';
 
 const path = (ns: string, name = '') => `/apis/apps/v1/namespaces/${ns}/controllerrevisions${name ? `/${name}` : ''}`;
+
+/** The name of the owner's revision for a template: `<owner>-<hash>`. */
+export const revisionName = (owner: StatefulSet | DaemonSet, template: PodTemplateSpec): string => `${owner.metadata.name}-${podTemplateHash(template)}`;
+
+/** The pod template a revision holds (without its `$patch` marker), if it holds one. */
+export function revisionTemplate(rev: ControllerRevision | undefined): PodTemplateSpec | undefined {
+  const t = (rev?.data as { spec?: { template?: PodTemplateSpec & { $patch?: string } } } | undefined)?.spec?.template;
+  if (!t) return undefined;
+  const { $patch: _, ...template } = t;
+  return template;
+}
 
 /**
  * The revision of the owner's current template, created or renumbered as
@@ -23,13 +32,20 @@ const path = (ns: string, name = '') => `/apis/apps/v1/namespaces/${ns}/controll
  * controller-revision-hash: the revision name for StatefulSets, the bare hash
  * for DaemonSets.
  */
-export async function ensureRevision(client: RestClient, owner: KubeObject, kind: string, template: Obj, revs: KubeObject[], labelValue: (name: string, hash: string) => string): Promise<{ name: string; label: string }> {
+export async function ensureRevision(
+  client: RestClient,
+  owner: StatefulSet | DaemonSet,
+  kind: string,
+  template: PodTemplateSpec,
+  revs: readonly ControllerRevision[],
+  labelValue: (name: string, hash: string) => string,
+): Promise<{ name: string; label: string }> {
   const ns = owner.metadata.namespace!;
   const hash = podTemplateHash(template);
-  const name = `${owner.metadata.name}-${hash}`;
+  const name = revisionName(owner, template);
   const label = labelValue(name, hash);
-  const top = Math.max(0, ...revs.map((r) => Number((r as Obj).revision ?? 0)));
-  const same = revs.find((r) => r.metadata.name === name) as Obj | undefined;
+  const top = Math.max(0, ...revs.map((r) => Number(r.revision ?? 0)));
+  const same = revs.find((r) => r.metadata.name === name);
   if (same) {
     // Back to an earlier template (a rollback): that revision becomes the newest, as upstream renumbers it.
     if (Number(same.revision) < top) {
@@ -45,7 +61,7 @@ export async function ensureRevision(client: RestClient, owner: KubeObject, kind
       kind: 'ControllerRevision',
       metadata: {
         name,
-        labels: { ...((owner.spec as Obj).selector?.matchLabels ?? {}), [REVISION_HASH_LABEL]: label },
+        labels: { ...(owner.spec?.selector?.matchLabels ?? {}), [REVISION_HASH_LABEL]: label },
         // The owner's annotations (change-cause among them) go with each revision, as upstream.
         ...(owner.metadata.annotations ? { annotations: { ...owner.metadata.annotations } } : {}),
         ownerReferences: [{ apiVersion: 'apps/v1', kind, name: owner.metadata.name, uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true }],
@@ -59,10 +75,15 @@ export async function ensureRevision(client: RestClient, owner: KubeObject, kind
   return { name, label };
 }
 
-/** Old revisions beyond the limit go, oldest first; those named in `inUse` stay. */
-export async function pruneRevisions(client: RestClient, ns: string, revs: KubeObject[], inUse: Set<string>, limit: number): Promise<void> {
-  const old = revs.filter((r) => !inUse.has(r.metadata.name!)).sort((a, b) => Number((a as Obj).revision) - Number((b as Obj).revision));
-  for (const r of old.slice(0, Math.max(0, old.length - limit))) {
+/** Old revisions beyond the limit, oldest first; those named in `inUse` stay. */
+export function revisionsToPrune(revs: readonly ControllerRevision[], inUse: ReadonlySet<string>, limit: number): ControllerRevision[] {
+  const old = revs.filter((r) => !inUse.has(r.metadata.name!)).sort((a, b) => Number(a.revision) - Number(b.revision));
+  return old.slice(0, Math.max(0, old.length - limit));
+}
+
+/** Deletes revisions (gone already is fine). */
+export async function deleteRevisions(client: RestClient, ns: string, revs: readonly ControllerRevision[]): Promise<void> {
+  for (const r of revs) {
     await client.delete(path(ns, r.metadata.name)).catch((e) => {
       if (!isNotFound(e)) throw e;
     });

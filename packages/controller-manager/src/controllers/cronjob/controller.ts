@@ -7,17 +7,16 @@
  * deletes finished Jobs beyond the history limits, oldest first.
  */
 import { CronExpressionParser } from 'cron-parser';
-import type { KubeObject } from '@kubeling/api';
+import type { batchv1 } from '@kubeling/api';
 import { isAlreadyExists, isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
-import { keyOf } from '@kubeling/client';
-import { QueueController } from '../queue-controller.js';
 import { controllerRef } from '@kubeling/component-helpers';
+import { controllerKey, enqueueOn } from '../handlers.js';
+import type { CronJob, Job } from '../kinds.js';
+import { QueueController } from '../queue-controller.js';
 
-type Obj = Record<string, any>;
-
-const finished = (j: KubeObject): 'Complete' | 'Failed' | undefined => {
-  for (const c of ((j.status as Obj | undefined)?.conditions ?? []) as Obj[]) if ((c.type === 'Complete' || c.type === 'Failed') && c.status === 'True') return c.type;
+const finished = (j: Job): 'Complete' | 'Failed' | undefined => {
+  for (const c of j.status?.conditions ?? []) if ((c.type === 'Complete' || c.type === 'Failed') && c.status === 'True') return c.type;
   return undefined;
 };
 
@@ -32,8 +31,8 @@ export function scheduleTimes(schedule: string, timeZone: string | undefined, no
 
 export class CronJobController extends QueueController {
   readonly name = 'cronjob';
-  private cronjobs!: Informer;
-  private jobs!: Informer;
+  private cronjobs!: Informer<CronJob>;
+  private jobs!: Informer<Job>;
 
   constructor(
     ctx: ConstructorParameters<typeof QueueController>[0],
@@ -43,25 +42,21 @@ export class CronJobController extends QueueController {
   }
 
   init(): void {
-    this.cronjobs = this.ctx.informers.informer({ path: '/apis/batch/v1/cronjobs' });
-    this.jobs = this.ctx.informers.informer({ path: '/apis/batch/v1/jobs' });
-    this.cronjobs.addEventHandler({ add: (c) => this.queue.add(keyOf(c)), update: (_o, c) => this.queue.add(keyOf(c)) });
-    const jobChanged = (j: KubeObject) => {
-      const ref = controllerRef(j);
-      if (ref?.kind === 'CronJob') this.queue.add(`${j.metadata.namespace}/${ref.name}`);
-    };
-    this.jobs.addEventHandler({ add: jobChanged, update: (_o, j) => jobChanged(j), delete: jobChanged });
+    this.cronjobs = this.ctx.informers.informer<CronJob>({ path: '/apis/batch/v1/cronjobs' });
+    this.jobs = this.ctx.informers.informer<Job>({ path: '/apis/batch/v1/jobs' });
+    enqueueOn(this.cronjobs, this.queue, { on: ['add', 'update'] });
+    enqueueOn(this.jobs, this.queue, { keys: controllerKey('CronJob') });
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const cj = this.cronjobs.store.get(key);
-    if (!cj || cj.metadata.deletionTimestamp) return;
-    const spec = cj.spec as Obj;
+    if (!cj || cj.metadata.deletionTimestamp || !cj.spec) return;
+    const spec = cj.spec;
     const ns = cj.metadata.namespace!;
     const owned = this.jobs.store.byIndex('namespace', ns).filter((j) => controllerRef(j)?.uid === cj.metadata.uid);
     const active = owned.filter((j) => !finished(j) && !j.metadata.deletionTimestamp);
-    const prev = (cj.status ?? {}) as Obj;
-    const status: Obj = { ...prev };
+    const prev = cj.status ?? {};
+    const status: batchv1.CronJobStatus = { ...prev };
     const now = this.now();
     let times: { last: Date; next: Date };
     try {
@@ -89,7 +84,7 @@ export class CronJobController extends QueueController {
       if (!skip) {
         const scheduledMinutes = Math.floor(times.last.getTime() / 60_000);
         const name = `${cj.metadata.name}-${scheduledMinutes}`;
-        const tpl = (spec.jobTemplate ?? {}) as Obj;
+        const tpl = spec.jobTemplate ?? {};
         const job = {
           apiVersion: 'batch/v1',
           kind: 'Job',
@@ -113,13 +108,13 @@ export class CronJobController extends QueueController {
     }
     // Status: active jobs, last success; history limits.
     const stillActive = this.jobs.store.byIndex('namespace', ns).filter((j) => controllerRef(j)?.uid === cj.metadata.uid && !finished(j) && !j.metadata.deletionTimestamp);
-    status.active = stillActive.map((j) => ({ kind: 'Job', namespace: ns, name: j.metadata.name, uid: j.metadata.uid, apiVersion: 'batch/v1', resourceVersion: j.metadata.resourceVersion }));
-    if (!status.active.length) delete status.active;
+    status.active = stillActive.map((j) => ({ kind: 'Job', namespace: ns, name: j.metadata.name!, uid: j.metadata.uid!, apiVersion: 'batch/v1', resourceVersion: j.metadata.resourceVersion! }));
+    if (!status.active?.length) delete status.active;
     const done = owned.filter((j) => finished(j)).sort((a, b) => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? ''));
     const succeededJobs = done.filter((j) => finished(j) === 'Complete');
-    const lastOk = succeededJobs.map((j) => (j.status as Obj).completionTime).filter(Boolean).sort().pop();
+    const lastOk = succeededJobs.map((j) => j.status?.completionTime).filter((t): t is string => !!t).sort().pop();
     if (lastOk) status.lastSuccessfulTime = lastOk;
-    const prune = async (jobs: KubeObject[], limit: number) => {
+    const prune = async (jobs: Job[], limit: number) => {
       for (const j of jobs.slice(0, Math.max(0, jobs.length - limit))) {
         await this.ctx.client.delete(`/apis/batch/v1/namespaces/${ns}/jobs/${j.metadata.name}`, { propagationPolicy: 'Background' }).catch((e) => {
           if (!isNotFound(e)) throw e;

@@ -4,23 +4,28 @@
  * `addresses`, the others under `notReadyAddresses` — with the Service's ports
  * resolved against each pod (named target ports looked up in its containers).
  */
-import type { KubeObject } from '@kubeling/api';
 import { isAlreadyExists, isConflict, isNotFound, jsonEqual, selectorFromSet } from '@kubeling/apimachinery';
-import type { Informer } from '@kubeling/client';
-import { keyOf } from '@kubeling/client';
-import { QueueController } from '../queue-controller.js';
+import { keyOf, type Informer } from '@kubeling/client';
 import { isPodReady } from '@kubeling/component-helpers';
+import { enqueueOn } from '../handlers.js';
+import type { EndpointAddress, Endpoints, Pod, Service, ServiceSpec } from '../kinds.js';
+import { QueueController } from '../queue-controller.js';
 
-type Obj = Record<string, any>;
+/** A Service port as one pod serves it. */
+export interface ResolvedPort {
+  name?: string;
+  port: number;
+  protocol: string;
+}
 
 /** The Service's ports as one pod serves them: named target ports looked up in its containers; ports it lacks are left out. */
-export function resolvePorts(spec: Obj, pod: KubeObject): Obj[] {
-  const ports: Obj[] = [];
-  for (const sp of (spec.ports ?? []) as Obj[]) {
+export function resolvePorts(spec: ServiceSpec, pod: Pod): ResolvedPort[] {
+  const ports: ResolvedPort[] = [];
+  for (const sp of spec.ports ?? []) {
     let port: number | undefined;
     if (typeof sp.targetPort === 'number') port = sp.targetPort;
     else if (typeof sp.targetPort === 'string') {
-      for (const c of ((pod.spec as Obj).containers ?? []) as Obj[]) for (const cp of (c.ports ?? []) as Obj[]) if (cp.name === sp.targetPort && (cp.protocol ?? 'TCP') === (sp.protocol ?? 'TCP')) port = cp.containerPort;
+      for (const c of pod.spec?.containers ?? []) for (const cp of c.ports ?? []) if (cp.name === sp.targetPort && (cp.protocol ?? 'TCP') === (sp.protocol ?? 'TCP')) port = cp.containerPort;
     } else port = sp.port;
     if (port === undefined) continue;
     ports.push({ ...(sp.name ? { name: sp.name } : {}), port, protocol: sp.protocol ?? 'TCP' });
@@ -29,28 +34,26 @@ export function resolvePorts(spec: Obj, pod: KubeObject): Obj[] {
 }
 
 /** The Services whose selector picks a pod, for queueing them on pod changes. */
-export function servicesSelecting(services: Informer, pod: KubeObject): KubeObject[] {
+export function servicesSelecting(services: Informer<Service>, pod: Pod): Service[] {
   return services.store.byIndex('namespace', pod.metadata.namespace ?? '').filter((s) => {
-    const sel = (s.spec as Obj | undefined)?.selector;
+    const sel = s.spec?.selector;
     return sel && Object.keys(sel).length && selectorFromSet(sel).matches(pod.metadata.labels);
   });
 }
 
 export class EndpointsController extends QueueController {
   readonly name = 'endpoints';
-  private services!: Informer;
-  private pods!: Informer;
-  private endpoints!: Informer;
+  private services!: Informer<Service>;
+  private pods!: Informer<Pod>;
+  private endpoints!: Informer<Endpoints>;
 
   init(): void {
-    this.services = this.ctx.informers.informer({ path: '/api/v1/services' });
-    this.pods = this.ctx.informers.informer({ path: '/api/v1/pods' });
-    this.endpoints = this.ctx.informers.informer({ path: '/api/v1/endpoints' });
-    this.services.addEventHandler({ add: (s) => this.queue.add(keyOf(s)), update: (_o, s) => this.queue.add(keyOf(s)), delete: (s) => this.queue.add(keyOf(s)) });
-    const podChanged = (...pods: KubeObject[]) => {
-      for (const p of pods) for (const s of servicesSelecting(this.services, p)) this.queue.add(keyOf(s));
-    };
-    this.pods.addEventHandler({ add: (p) => podChanged(p), update: (o, p) => podChanged(o, p), delete: (p) => podChanged(p) });
+    this.services = this.ctx.informers.informer<Service>({ path: '/api/v1/services' });
+    this.pods = this.ctx.informers.informer<Pod>({ path: '/api/v1/pods' });
+    this.endpoints = this.ctx.informers.informer<Endpoints>({ path: '/api/v1/endpoints' });
+    enqueueOn(this.services, this.queue);
+    // A relabelled pod concerns the Services that selected it and those that select it now.
+    enqueueOn(this.pods, this.queue, { keys: (p) => servicesSelecting(this.services, p).map(keyOf), updateOld: true });
   }
 
   async reconcile(key: string): Promise<void> {
@@ -65,23 +68,23 @@ export class EndpointsController extends QueueController {
       }
       return;
     }
-    const spec = (svc.spec ?? {}) as Obj;
+    const spec: ServiceSpec = svc.spec ?? {};
     if (!spec.selector || !Object.keys(spec.selector).length) return;
     const sel = selectorFromSet(spec.selector);
-    const subsets = new Map<string, { addresses: Obj[]; notReadyAddresses: Obj[]; ports: Obj[] }>();
+    const subsets = new Map<string, { addresses: EndpointAddress[]; notReadyAddresses: EndpointAddress[]; ports: ResolvedPort[] }>();
     const pods = this.pods.store
       .byIndex('namespace', ns)
-      .filter((p) => sel.matches(p.metadata.labels) && !p.metadata.deletionTimestamp && (p.status as Obj | undefined)?.podIP)
-      .sort((a, b) => String((a.status as Obj).podIP).localeCompare(String((b.status as Obj).podIP)));
+      .filter((p) => sel.matches(p.metadata.labels) && !p.metadata.deletionTimestamp && p.status?.podIP)
+      .sort((a, b) => String(a.status?.podIP).localeCompare(String(b.status?.podIP)));
     for (const p of pods) {
       const ports = resolvePorts(spec, p);
       const sig = JSON.stringify(ports);
       const subset = subsets.get(sig) ?? { addresses: [], notReadyAddresses: [], ports };
       subsets.set(sig, subset);
-      const addr = {
-        ip: (p.status as Obj).podIP,
-        ...((p.spec as Obj).nodeName ? { nodeName: (p.spec as Obj).nodeName } : {}),
-        targetRef: { kind: 'Pod', namespace: ns, name: p.metadata.name, uid: p.metadata.uid },
+      const addr: EndpointAddress = {
+        ip: p.status!.podIP!,
+        ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
+        targetRef: { kind: 'Pod', namespace: ns, name: p.metadata.name!, uid: p.metadata.uid! },
       };
       if (isPodReady(p) || spec.publishNotReadyAddresses) subset.addresses.push(addr);
       else subset.notReadyAddresses.push(addr);

@@ -8,15 +8,14 @@
  * one empty slice, as upstream's placeholder. Slices go with their Service
  * through the garbage collector.
  */
-import type { KubeObject } from '@kubeling/api';
+import type { discoveryv1 } from '@kubeling/api';
 import { isConflict, isNotFound, jsonEqual, selectorFromSet } from '@kubeling/apimachinery';
-import type { Informer } from '@kubeling/client';
-import { keyOf } from '@kubeling/client';
-import { QueueController } from '../queue-controller.js';
+import { keyOf, type Informer } from '@kubeling/client';
 import { isPodReady } from '@kubeling/component-helpers';
 import { resolvePorts, servicesSelecting } from '../endpoints/controller.js';
-
-type Obj = Record<string, any>;
+import { enqueueOn } from '../handlers.js';
+import type { EndpointPort, EndpointSlice, Pod, Service, ServiceSpec } from '../kinds.js';
+import { QueueController } from '../queue-controller.js';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
@@ -24,15 +23,15 @@ export const CONTROLLER_NAME = 'endpointslice-controller.k8s.io';
 export const MAX_ENDPOINTS_PER_SLICE = 100;
 
 interface Desired {
-  ports: Obj[];
-  endpoints: Obj[];
+  ports: EndpointPort[];
+  endpoints: discoveryv1.Endpoint[];
 }
 
 export class EndpointSliceController extends QueueController {
   readonly name = 'endpointslice';
-  private services!: Informer;
-  private pods!: Informer;
-  private slices!: Informer;
+  private services!: Informer<Service>;
+  private pods!: Informer<Pod>;
+  private slices!: Informer<EndpointSlice>;
   /**
    * What this controller wrote and its informer has not seen yet, per Service:
    * slice name → the resourceVersion written, or null for a deletion. A Service
@@ -41,24 +40,24 @@ export class EndpointSliceController extends QueueController {
   private readonly expected = new Map<string, { since: number; slices: Map<string, string | null> }>();
 
   init(): void {
-    this.services = this.ctx.informers.informer({ path: '/api/v1/services' });
-    this.pods = this.ctx.informers.informer({ path: '/api/v1/pods' });
-    this.slices = this.ctx.informers.informer({ path: '/apis/discovery.k8s.io/v1/endpointslices' });
-    this.services.addEventHandler({ add: (s) => this.queue.add(keyOf(s)), update: (_o, s) => this.queue.add(keyOf(s)), delete: (s) => this.queue.add(keyOf(s)) });
-    const podChanged = (...pods: KubeObject[]) => {
-      for (const p of pods) for (const s of servicesSelecting(this.services, p)) this.queue.add(keyOf(s));
-    };
-    this.pods.addEventHandler({ add: (p) => podChanged(p), update: (o, p) => podChanged(o, p), delete: (p) => podChanged(p) });
+    this.services = this.ctx.informers.informer<Service>({ path: '/api/v1/services' });
+    this.pods = this.ctx.informers.informer<Pod>({ path: '/api/v1/pods' });
+    this.slices = this.ctx.informers.informer<EndpointSlice>({ path: '/apis/discovery.k8s.io/v1/endpointslices' });
+    enqueueOn(this.services, this.queue);
+    // A relabelled pod concerns the Services that selected it and those that select it now.
+    enqueueOn(this.pods, this.queue, { keys: (p) => servicesSelecting(this.services, p).map(keyOf), updateOld: true });
     // A slice changed or removed by someone else is put back.
-    const sliceChanged = (s: KubeObject) => {
-      const labels = s.metadata.labels ?? {};
-      if (labels[MANAGED_BY_LABEL] === CONTROLLER_NAME && labels[SERVICE_NAME_LABEL]) this.queue.add(`${s.metadata.namespace}/${labels[SERVICE_NAME_LABEL]}`);
-    };
-    this.slices.addEventHandler({ update: (_o, s) => sliceChanged(s), delete: (s) => sliceChanged(s) });
+    enqueueOn(this.slices, this.queue, {
+      on: ['update', 'delete'],
+      keys: (s) => {
+        const labels = s.metadata.labels ?? {};
+        return labels[MANAGED_BY_LABEL] === CONTROLLER_NAME && labels[SERVICE_NAME_LABEL] ? `${s.metadata.namespace}/${labels[SERVICE_NAME_LABEL]}` : undefined;
+      },
+    });
   }
 
   /** The slices this controller keeps for a Service, oldest name first. */
-  private owned(ns: string, name: string): KubeObject[] {
+  private owned(ns: string, name: string): EndpointSlice[] {
     return this.slices.store
       .byIndex('namespace', ns)
       .filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY_LABEL] === CONTROLLER_NAME && !s.metadata.deletionTimestamp)
@@ -80,15 +79,15 @@ export class EndpointSliceController extends QueueController {
     return false;
   }
 
-  private desired(svc: KubeObject): Desired[] {
+  private desired(svc: Service): Desired[] {
     const ns = svc.metadata.namespace!;
-    const spec = (svc.spec ?? {}) as Obj;
+    const spec: ServiceSpec = svc.spec ?? {};
     const sel = selectorFromSet(spec.selector);
     const groups = new Map<string, Desired>();
     const pods = this.pods.store
       .byIndex('namespace', ns)
-      .filter((p) => sel.matches(p.metadata.labels) && (p.status as Obj | undefined)?.podIP && !['Succeeded', 'Failed'].includes((p.status as Obj).phase))
-      .sort((a, b) => String((a.status as Obj).podIP).localeCompare(String((b.status as Obj).podIP)));
+      .filter((p) => sel.matches(p.metadata.labels) && p.status?.podIP && !['Succeeded', 'Failed'].includes(p.status.phase ?? ''))
+      .sort((a, b) => String(a.status?.podIP).localeCompare(String(b.status?.podIP)));
     for (const p of pods) {
       // Every port carries a name ("" when the Service's has none), as upstream's controller writes them.
       const ports = resolvePorts(spec, p).map((x) => ({ name: x.name ?? '', protocol: x.protocol, port: x.port }));
@@ -98,10 +97,10 @@ export class EndpointSliceController extends QueueController {
       const terminating = !!p.metadata.deletionTimestamp;
       const serving = isPodReady(p);
       g.endpoints.push({
-        addresses: [(p.status as Obj).podIP],
+        addresses: [p.status!.podIP!],
         conditions: { ready: (serving && !terminating) || !!spec.publishNotReadyAddresses, serving, terminating },
-        ...((p.spec as Obj).nodeName ? { nodeName: (p.spec as Obj).nodeName } : {}),
-        targetRef: { kind: 'Pod', namespace: ns, name: p.metadata.name, uid: p.metadata.uid },
+        ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
+        targetRef: { kind: 'Pod', namespace: ns, name: p.metadata.name!, uid: p.metadata.uid! },
       });
     }
     const out: Desired[] = [];
@@ -117,7 +116,7 @@ export class EndpointSliceController extends QueueController {
     const [ns, name] = key.split('/') as [string, string];
     const path = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`;
     const svc = this.services.store.get(key);
-    const spec = (svc?.spec ?? {}) as Obj;
+    const spec: ServiceSpec = svc?.spec ?? {};
     // Without a selector the slices are someone else's (or, for a deleted Service, the garbage collector's).
     if (!svc) this.expected.delete(key);
     if (!svc || svc.metadata.deletionTimestamp || !spec.selector || !Object.keys(spec.selector).length) return;
@@ -136,12 +135,12 @@ export class EndpointSliceController extends QueueController {
         const cur = have[i];
         const body = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4', endpoints: d.endpoints, ports: d.ports };
         if (!cur) {
-          const made = await this.ctx.client.post<KubeObject>(path, { ...body, metadata: { generateName: `${name}-`, namespace: ns, labels, ownerReferences: [owner] } });
+          const made = await this.ctx.client.post<EndpointSlice>(path, { ...body, metadata: { generateName: `${name}-`, namespace: ns, labels, ownerReferences: [owner] } });
           seen.set(made.metadata.name!, made.metadata.resourceVersion!);
           continue;
         }
         if (jsonEqual(cur.endpoints ?? [], d.endpoints) && jsonEqual(cur.ports ?? [], d.ports) && jsonEqual(cur.metadata.labels ?? {}, labels) && cur.addressType === 'IPv4') continue;
-        const put = await this.ctx.client.put<KubeObject>(`${path}/${cur.metadata.name}`, { ...body, metadata: { ...cur.metadata, labels, ownerReferences: [owner] } });
+        const put = await this.ctx.client.put<EndpointSlice>(`${path}/${cur.metadata.name}`, { ...body, metadata: { ...cur.metadata, labels, ownerReferences: [owner] } });
         seen.set(put.metadata.name!, put.metadata.resourceVersion!);
       }
       for (const extra of have.slice(want.length)) {

@@ -6,6 +6,7 @@
 import { resources, type KubeObject } from '@kubeling/api';
 import { isNotFound } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
+import { enqueueOn } from '../handlers.js';
 import { QueueController } from '../queue-controller.js';
 
 const collections = resources.filter((r) => r.namespaced && !r.virtual && !r.storage && r.verbs.includes('list'));
@@ -16,10 +17,7 @@ export class NamespaceController extends QueueController {
 
   init(): void {
     this.namespaces = this.ctx.informers.informer({ path: '/api/v1/namespaces' });
-    this.namespaces.addEventHandler({
-      add: (ns) => ns.metadata.deletionTimestamp && this.queue.add(ns.metadata.name!),
-      update: (_o, ns) => ns.metadata.deletionTimestamp && this.queue.add(ns.metadata.name!),
-    });
+    enqueueOn(this.namespaces, this.queue, { on: ['add', 'update'], keys: (ns) => (ns.metadata.deletionTimestamp ? ns.metadata.name! : undefined) });
   }
 
   async reconcile(name: string): Promise<{ requeueAfterMs?: number } | void> {

@@ -10,22 +10,22 @@
  * toleration is deleted at once, one with `tolerationSeconds` after that long
  * from the taint's `timeAdded`, one tolerating forever never.
  */
-import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
+import { tolerates, type Taint } from '@kubeling/component-helpers';
 import type { Controller, ControllerContext } from '../../context.js';
+import type { Lease, Node, NodeStatusView, Pod } from '../kinds.js';
 import { runEvery } from '../periodic.js';
-import { tolerates, type Taint, type Toleration } from '@kubeling/component-helpers';
-
-type Obj = Record<string, any>;
 
 export const UNREACHABLE = 'node.kubernetes.io/unreachable';
 export const NOT_READY = 'node.kubernetes.io/not-ready';
 
+const statusOf = (node: Node): NodeStatusView => (node.status ?? {}) as NodeStatusView;
+
 /** When a pod must leave a node with these NoExecute taints: ms from now, 0 at once, undefined never. */
-export function evictionDelay(pod: KubeObject, taints: Taint[], now: number): number | undefined {
+export function evictionDelay(pod: Pod, taints: Taint[], now: number): number | undefined {
   let delay: number | undefined = undefined;
-  const tolerations = ((pod.spec as Obj).tolerations ?? []) as Toleration[];
+  const tolerations = pod.spec!.tolerations ?? [];
   for (const taint of taints.filter((x) => x.effect === 'NoExecute')) {
     const matching = tolerations.filter((t) => tolerates(t, taint));
     if (!matching.length) return 0;
@@ -40,9 +40,9 @@ export function evictionDelay(pod: KubeObject, taints: Taint[], now: number): nu
 
 export class NodeLifecycleController implements Controller {
   readonly name = 'nodelifecycle';
-  private nodes!: Informer;
-  private leases!: Informer;
-  private pods!: Informer;
+  private nodes!: Informer<Node>;
+  private leases!: Informer<Lease>;
+  private pods!: Informer<Pod>;
   /** When each node's heartbeat was last seen to change (our clock, not the kubelet's). */
   private readonly lastChange = new Map<string, { beat: string; at: number }>();
 
@@ -53,9 +53,9 @@ export class NodeLifecycleController implements Controller {
   ) {}
 
   init(): void {
-    this.nodes = this.ctx.informers.informer({ path: '/api/v1/nodes' });
-    this.leases = this.ctx.informers.informer({ path: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases' });
-    this.pods = this.ctx.informers.informer({ path: '/api/v1/pods' });
+    this.nodes = this.ctx.informers.informer<Node>({ path: '/api/v1/nodes' });
+    this.leases = this.ctx.informers.informer<Lease>({ path: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases' });
+    this.pods = this.ctx.informers.informer<Pod>({ path: '/api/v1/pods' });
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -63,10 +63,10 @@ export class NodeLifecycleController implements Controller {
     await runEvery(signal, this.monitorPeriodMs, () => this.monitor(), (e) => log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed'));
   }
 
-  private heartbeat(node: KubeObject): string {
+  private heartbeat(node: Node): string {
     const lease = this.leases.store.get(`kube-node-lease/${node.metadata.name}`);
-    const ready = ((node.status as Obj | undefined)?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
-    return `${(lease?.spec as Obj | undefined)?.renewTime ?? ''}|${ready?.lastHeartbeatTime ?? ''}`;
+    const ready = statusOf(node).conditions?.find((c) => c.type === 'Ready');
+    return `${lease?.spec?.renewTime ?? ''}|${ready?.lastHeartbeatTime ?? ''}`;
   }
 
   async monitor(): Promise<void> {
@@ -77,13 +77,12 @@ export class NodeLifecycleController implements Controller {
       const seen = this.lastChange.get(name);
       if (!seen || seen.beat !== beat) this.lastChange.set(name, { beat, at: now });
       const silentFor = now - (this.lastChange.get(name)?.at ?? now);
-      const status = (node.status ?? {}) as Obj;
-      const ready = ((status.conditions ?? []) as Obj[]).find((c) => c.type === 'Ready');
+      const ready = statusOf(node).conditions?.find((c) => c.type === 'Ready');
       let next = node;
       if (silentFor > this.gracePeriodMs && ready?.status !== 'Unknown') {
         next = await this.markUnknown(node);
       }
-      const readyNow = ((next.status as Obj | undefined)?.conditions ?? []).find((c: Obj) => c.type === 'Ready');
+      const readyNow = statusOf(next).conditions?.find((c) => c.type === 'Ready');
       const wantKey = readyNow?.status === 'Unknown' ? UNREACHABLE : readyNow?.status === 'False' ? NOT_READY : undefined;
       next = await this.syncTaints(next, wantKey);
       await this.evict(next, now);
@@ -91,28 +90,28 @@ export class NodeLifecycleController implements Controller {
     for (const name of [...this.lastChange.keys()]) if (!this.nodes.store.get(name)) this.lastChange.delete(name);
   }
 
-  private async markUnknown(node: KubeObject): Promise<KubeObject> {
+  private async markUnknown(node: Node): Promise<Node> {
     const now = rfc3339();
-    const status = structuredClone((node.status ?? {}) as Obj);
-    const conds = (status.conditions ?? []) as Obj[];
+    const status = structuredClone(statusOf(node));
+    const conds = status.conditions ?? [];
     for (const type of ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure']) {
       const c = conds.find((x) => x.type === type);
-      const next = { type, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: c?.lastHeartbeatTime, lastTransitionTime: now };
+      const next = { type, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', ...(c?.lastHeartbeatTime !== undefined ? { lastHeartbeatTime: c.lastHeartbeatTime } : {}), lastTransitionTime: now };
       if (c) Object.assign(c, next);
       else conds.push(next);
     }
     status.conditions = conds;
     try {
-      return await this.ctx.client.put<KubeObject>(`/api/v1/nodes/${node.metadata.name}/status`, { ...node, status });
+      return await this.ctx.client.put<Node>(`/api/v1/nodes/${node.metadata.name}/status`, { ...node, status });
     } catch (e) {
       if (isConflict(e) || isNotFound(e)) return node;
       throw e;
     }
   }
 
-  private async syncTaints(node: KubeObject, key: string | undefined): Promise<KubeObject> {
-    const spec = (node.spec ?? {}) as Obj;
-    const taints = ((spec.taints ?? []) as Taint[]).filter((t) => (t.key !== UNREACHABLE && t.key !== NOT_READY) || t.key === key);
+  private async syncTaints(node: Node, key: string | undefined): Promise<Node> {
+    const spec = node.spec ?? {};
+    const taints: Taint[] = (spec.taints ?? []).filter((t) => (t.key !== UNREACHABLE && t.key !== NOT_READY) || t.key === key);
     if (key) {
       for (const effect of ['NoSchedule', 'NoExecute']) {
         if (!taints.some((t) => t.key === key && t.effect === effect)) taints.push({ key, effect, timeAdded: rfc3339() });
@@ -120,7 +119,7 @@ export class NodeLifecycleController implements Controller {
     }
     if (jsonEqual(taints, spec.taints ?? [])) return node;
     try {
-      const updated = await this.ctx.client.patch<KubeObject>(
+      const updated = await this.ctx.client.patch<Node>(
         `/api/v1/nodes/${node.metadata.name}`,
         [
           { op: 'test', path: '/metadata/resourceVersion', value: node.metadata.resourceVersion },
@@ -136,11 +135,11 @@ export class NodeLifecycleController implements Controller {
     }
   }
 
-  private async evict(node: KubeObject, now: number): Promise<void> {
-    const taints = (((node.spec as Obj | undefined)?.taints ?? []) as Taint[]).filter((t) => t.effect === 'NoExecute');
+  private async evict(node: Node, now: number): Promise<void> {
+    const taints = (node.spec?.taints ?? []).filter((t) => t.effect === 'NoExecute');
     if (!taints.length) return;
     for (const pod of this.pods.store.list()) {
-      if ((pod.spec as Obj).nodeName !== node.metadata.name || pod.metadata.deletionTimestamp) continue;
+      if (pod.spec!.nodeName !== node.metadata.name || pod.metadata.deletionTimestamp) continue;
       const delay = evictionDelay(pod, taints, now);
       if (delay !== 0) continue;
       try {

@@ -7,22 +7,19 @@
  *   `DisruptionTarget` condition (reason `DeletionByPodGC`) and deleted at once;
  * - terminating pods that were never scheduled are deleted at once.
  */
-import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, rfc3339 } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
 import type { Controller, ControllerContext, PodGCSettings } from '../../context.js';
+import { podPhase, type Node, type Pod } from '../kinds.js';
 import { runEvery } from '../periodic.js';
-
-type Obj = Record<string, any>;
 
 export const PODGC_DEFAULTS: PodGCSettings = { periodMs: 20_000, terminatedThreshold: 12_500, quarantineMs: 40_000 };
 
-const phase = (p: KubeObject) => (p.status as Obj | undefined)?.phase as string | undefined;
-const terminated = (p: KubeObject) => phase(p) === 'Succeeded' || phase(p) === 'Failed';
-const key = (p: KubeObject) => `${p.metadata.namespace}/${p.metadata.name}`;
+const terminated = (p: Pod) => podPhase(p) === 'Succeeded' || podPhase(p) === 'Failed';
+const key = (p: Pod) => `${p.metadata.namespace}/${p.metadata.name}`;
 
 /** The terminated pods beyond the threshold, oldest first (by creation, then name). */
-export function terminatedToDelete(pods: readonly KubeObject[], threshold: number): KubeObject[] {
+export function terminatedToDelete(pods: readonly Pod[], threshold: number): Pod[] {
   if (threshold <= 0) return [];
   const done = pods.filter((p) => terminated(p) && !p.metadata.deletionTimestamp);
   if (done.length <= threshold) return [];
@@ -30,22 +27,22 @@ export function terminatedToDelete(pods: readonly KubeObject[], threshold: numbe
 }
 
 /** Pods bound to a node the cache does not know (candidates: the API is asked before they go). */
-export function orphanCandidates(pods: readonly KubeObject[], nodes: ReadonlySet<string>): KubeObject[] {
+export function orphanCandidates(pods: readonly Pod[], nodes: ReadonlySet<string>): Pod[] {
   return pods.filter((p) => {
-    const node = (p.spec as Obj | undefined)?.nodeName as string | undefined;
+    const node = p.spec?.nodeName;
     return !!node && !nodes.has(node);
   });
 }
 
 /** Terminating pods no scheduler ever placed: nothing will finish their deletion. */
-export function unscheduledTerminating(pods: readonly KubeObject[]): KubeObject[] {
-  return pods.filter((p) => p.metadata.deletionTimestamp && !(p.spec as Obj | undefined)?.nodeName && !terminated(p));
+export function unscheduledTerminating(pods: readonly Pod[]): Pod[] {
+  return pods.filter((p) => p.metadata.deletionTimestamp && !p.spec?.nodeName && !terminated(p));
 }
 
 export class PodGCController implements Controller {
   readonly name = 'podgc';
-  private pods!: Informer;
-  private nodes!: Informer;
+  private pods!: Informer<Pod>;
+  private nodes!: Informer<Node>;
   /** Nodes seen missing, and since when (the quarantine). */
   private readonly missingSince = new Map<string, number>();
 
@@ -55,8 +52,8 @@ export class PodGCController implements Controller {
   ) {}
 
   init(): void {
-    this.pods = this.ctx.informers.informer({ path: '/api/v1/pods' });
-    this.nodes = this.ctx.informers.informer({ path: '/api/v1/nodes' });
+    this.pods = this.ctx.informers.informer<Pod>({ path: '/api/v1/pods' });
+    this.nodes = this.ctx.informers.informer<Node>({ path: '/api/v1/nodes' });
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -69,11 +66,11 @@ export class PodGCController implements Controller {
     for (const p of terminatedToDelete(pods, this.o.terminatedThreshold)) await this.forceDelete(p, false);
     const known = new Set(this.nodes.store.list().map((n) => n.metadata.name!));
     const orphans = orphanCandidates(pods, known);
-    const missing = new Set(orphans.map((p) => (p.spec as Obj).nodeName as string));
+    const missing = new Set(orphans.map((p) => p.spec!.nodeName!));
     for (const n of this.missingSince.keys()) if (!missing.has(n)) this.missingSince.delete(n);
     for (const n of missing) if (!this.missingSince.has(n)) this.missingSince.set(n, now);
     for (const p of orphans) {
-      const node = (p.spec as Obj).nodeName as string;
+      const node = p.spec!.nodeName!;
       if (now - this.missingSince.get(node)! < this.o.quarantineMs) continue;
       // The cache may lag: the node must be missing from the API too.
       try {
@@ -90,9 +87,8 @@ export class PodGCController implements Controller {
   }
 
   /** Failed, with the DisruptionTarget condition saying why, before the pod goes. */
-  private async markFailed(p: KubeObject): Promise<void> {
-    const st = (p.status ?? {}) as Obj;
-    const conditions = ((st.conditions ?? []) as Obj[]).filter((c) => c.type !== 'DisruptionTarget');
+  private async markFailed(p: Pod): Promise<void> {
+    const conditions = (p.status?.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget');
     conditions.push({ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists', lastTransitionTime: rfc3339() });
     const patch = { status: { ...(terminated(p) ? {} : { phase: 'Failed' }), conditions } };
     try {
@@ -102,7 +98,7 @@ export class PodGCController implements Controller {
     }
   }
 
-  private async forceDelete(p: KubeObject, orphan: boolean): Promise<void> {
+  private async forceDelete(p: Pod, orphan: boolean): Promise<void> {
     try {
       await this.ctx.client.delete(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: p.metadata.uid } });
       this.ctx.log.info({ controller: this.name, pod: key(p), orphan }, 'deleted pod');

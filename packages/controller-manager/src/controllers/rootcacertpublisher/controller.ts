@@ -6,6 +6,7 @@
  */
 import { isAlreadyExists, isNotFound } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
+import { enqueueOn } from '../handlers.js';
 import { QueueController } from '../queue-controller.js';
 
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
@@ -18,8 +19,8 @@ export class RootCACertPublisher extends QueueController {
   init(): void {
     this.namespaces = this.ctx.informers.informer({ path: '/api/v1/namespaces' });
     this.configmaps = this.ctx.informers.informer({ path: '/api/v1/configmaps', fieldSelector: `metadata.name=${ROOT_CA_CONFIGMAP}` });
-    this.namespaces.addEventHandler({ add: (ns) => this.queue.add(ns.metadata.name!), update: (_o, ns) => this.queue.add(ns.metadata.name!) });
-    this.configmaps.addEventHandler({ update: (_o, cm) => this.queue.add(cm.metadata.namespace!), delete: (cm) => this.queue.add(cm.metadata.namespace!) });
+    enqueueOn(this.namespaces, this.queue, { on: ['add', 'update'], keys: (ns) => ns.metadata.name! });
+    enqueueOn(this.configmaps, this.queue, { on: ['update', 'delete'], keys: (cm) => cm.metadata.namespace! });
   }
 
   async reconcile(ns: string): Promise<void> {

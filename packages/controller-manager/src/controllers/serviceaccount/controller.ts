@@ -1,6 +1,7 @@
 /** ServiceAccount controller: every active namespace has a `default` ServiceAccount. */
 import { isAlreadyExists } from '@kubeling/apimachinery';
 import type { Informer } from '@kubeling/client';
+import { enqueueOn } from '../handlers.js';
 import { QueueController } from '../queue-controller.js';
 
 export class ServiceAccountController extends QueueController {
@@ -11,8 +12,8 @@ export class ServiceAccountController extends QueueController {
   init(): void {
     this.namespaces = this.ctx.informers.informer({ path: '/api/v1/namespaces' });
     this.accounts = this.ctx.informers.informer({ path: '/api/v1/serviceaccounts' });
-    this.namespaces.addEventHandler({ add: (ns) => this.queue.add(ns.metadata.name!), update: (_o, ns) => this.queue.add(ns.metadata.name!) });
-    this.accounts.addEventHandler({ delete: (sa) => sa.metadata.name === 'default' && this.queue.add(sa.metadata.namespace!) });
+    enqueueOn(this.namespaces, this.queue, { on: ['add', 'update'], keys: (ns) => ns.metadata.name! });
+    enqueueOn(this.accounts, this.queue, { on: ['delete'], keys: (sa) => (sa.metadata.name === 'default' ? sa.metadata.namespace! : undefined) });
   }
 
   async reconcile(ns: string): Promise<void> {
