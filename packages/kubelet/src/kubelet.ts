@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { defaultCapacity, NodeManager } from './node.js';
 import { LABEL_POD_UID, PodManager } from './pods.js';
-import type { Obj } from './podutil.js';
+import type { Taint } from './kinds.js';
 import { KubeletServer } from './server.js';
 
 export interface KubeletOptions {
@@ -26,7 +26,7 @@ export interface KubeletOptions {
   rootDir: string;
   maxPods?: number;
   labels?: Record<string, string>;
-  taints?: Obj[];
+  taints?: Taint[];
   capacity?: Record<string, string>;
   address?: string;
   port?: number;

@@ -13,13 +13,13 @@ import type { RestClient } from '@kubeling/client';
 import type { CriRuntime } from '@kubeling/cri';
 import { resourceValue } from '@kubeling/component-helpers';
 import type { Logger } from 'pino';
-import type { Obj } from './podutil.js';
+import type { Taint } from './kinds.js';
 
 export interface NodeOptions {
   nodeName: string;
   nodeIP: string;
   labels: Record<string, string>;
-  taints: Obj[];
+  taints: Taint[];
   /** Capacity as quantities; defaults from the machine. */
   capacity: Record<string, string>;
   kubeletPort: () => number;
@@ -37,10 +37,33 @@ export function defaultCapacity(maxPods: number): Record<string, string> {
 
 export const KUBELET_VERSION = 'v1.32.0';
 
+/** What the kubelet reports of its node (NodeStatus is opaque in the API types); conditions are added when patching. */
+interface NodeStatus {
+  capacity: Record<string, string>;
+  allocatable: Record<string, string>;
+  addresses: { type: string; address: string }[];
+  daemonEndpoints: { kubeletEndpoint: { Port: number } };
+  nodeInfo: NodeSystemInfo;
+  images: { names: string[]; sizeBytes: number }[];
+}
+
+interface NodeSystemInfo {
+  machineID: string;
+  systemUUID: string;
+  bootID: string;
+  kernelVersion: string;
+  osImage: string;
+  containerRuntimeVersion: string;
+  kubeletVersion: string;
+  kubeProxyVersion: string;
+  operatingSystem: string;
+  architecture: string;
+}
+
 export class NodeManager {
   private leaseTimer: NodeJS.Timeout | undefined;
   private statusTimer: NodeJS.Timeout | undefined;
-  private lastStatus: Obj | undefined;
+  private lastStatus: NodeStatus | undefined;
   private lastStatusAt = 0;
   private runtimeVersion = '';
   private stopped = false;
@@ -124,7 +147,7 @@ export class NodeManager {
     }
   }
 
-  private nodeInfo(): Obj {
+  private nodeInfo(): NodeSystemInfo {
     let machineID = '';
     let bootID = '';
     try {
@@ -159,7 +182,7 @@ export class NodeManager {
 
   private async updateStatus(force: boolean): Promise<void> {
     const images = (await this.o.runtime.listImages()).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) }));
-    const status = {
+    const status: NodeStatus = {
       capacity: this.o.capacity,
       allocatable: this.o.capacity,
       addresses: [

@@ -4,17 +4,16 @@
  * downward-API field values, resource field values, QoS class, and the
  * image-pull decision.
  */
-import { defaultPullPolicy, type KubeObject } from '@kubeling/api';
+import { defaultPullPolicy } from '@kubeling/api';
 import { milliValue, intValue } from '@kubeling/apimachinery';
-
-export type Obj = Record<string, any>;
+import type { ConfigMap, Container, Pod, ResourceFieldSelector, Secret } from './kinds.js';
 
 export class ConfigError extends Error {}
 
 /** A field the downward API exposes (fieldRef.fieldPath). */
-export function podFieldValue(pod: KubeObject, path: string, hostIP: string, podIP: string): string {
+export function podFieldValue(pod: Pod, path: string, hostIP: string, podIP: string): string {
   const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
-  if (m) return ((pod.metadata as Obj)[m[1]!] ?? {})[m[2]!] ?? '';
+  if (m) return pod.metadata[m[1] as 'labels' | 'annotations']?.[m[2]!] ?? '';
   switch (path) {
     case 'metadata.name':
       return pod.metadata.name ?? '';
@@ -23,9 +22,9 @@ export function podFieldValue(pod: KubeObject, path: string, hostIP: string, pod
     case 'metadata.uid':
       return pod.metadata.uid ?? '';
     case 'spec.nodeName':
-      return (pod.spec as Obj).nodeName ?? '';
+      return pod.spec.nodeName ?? '';
     case 'spec.serviceAccountName':
-      return (pod.spec as Obj).serviceAccountName ?? '';
+      return pod.spec.serviceAccountName ?? '';
     case 'status.hostIP':
     case 'status.hostIPs':
       return hostIP;
@@ -34,7 +33,7 @@ export function podFieldValue(pod: KubeObject, path: string, hostIP: string, pod
       return podIP;
     case 'metadata.labels':
     case 'metadata.annotations': {
-      const map = ((pod.metadata as Obj)[path.slice('metadata.'.length)] ?? {}) as Record<string, string>;
+      const map = pod.metadata[path === 'metadata.labels' ? 'labels' : 'annotations'] ?? {};
       return Object.keys(map)
         .sort()
         .map((k) => `${k}="${map[k]}"`)
@@ -46,7 +45,7 @@ export function podFieldValue(pod: KubeObject, path: string, hostIP: string, pod
 }
 
 /** resourceFieldRef: limits/requests of a container, divided by `divisor`, rounded up. */
-export function resourceFieldValue(container: Obj, ref: Obj, nodeAllocatable: Record<string, number>): string {
+export function resourceFieldValue(container: Container, ref: ResourceFieldSelector, nodeAllocatable: Record<string, number>): string {
   const [kind, name] = String(ref.resource ?? '').split('.') as [string, string];
   const res = container.resources ?? {};
   let raw: string | number | undefined = kind === 'limits' ? res.limits?.[name] : kind === 'requests' ? res.requests?.[name] : undefined;
@@ -84,27 +83,28 @@ export function expand(s: string, vars: Record<string, string>): string {
 }
 
 export interface EnvSources {
-  configMap(namespace: string, name: string): Promise<Obj | undefined>;
-  secret(namespace: string, name: string): Promise<Obj | undefined>;
+  configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
+  secret(namespace: string, name: string): Promise<Secret | undefined>;
   /** A ServiceAccount token bound to the pod (TokenRequest). */
-  token?(pod: KubeObject, serviceAccount: string, audience: string | undefined, expirationSeconds: number): Promise<string>;
+  token?(pod: Pod, serviceAccount: string, audience: string | undefined, expirationSeconds: number): Promise<string>;
 }
 
 /** makeEnvironmentVariables: envFrom first, then env in order, each able to refer to the ones before. */
-export async function containerEnv(pod: KubeObject, container: Obj, src: EnvSources, hostIP: string, podIP: string, allocatable: Record<string, number>): Promise<Record<string, string>> {
+export async function containerEnv(pod: Pod, container: Container, src: EnvSources, hostIP: string, podIP: string, allocatable: Record<string, number>): Promise<Record<string, string>> {
   const ns = pod.metadata.namespace!;
   const env: Record<string, string> = {};
-  for (const from of (container.envFrom ?? []) as Obj[]) {
+  // The API leaves a reference's name optional; an unset one is looked up, and reported, as "undefined".
+  for (const from of container.envFrom ?? []) {
     const prefix = from.prefix ?? '';
     if (from.configMapRef) {
-      const cm = await src.configMap(ns, from.configMapRef.name);
+      const cm = await src.configMap(ns, String(from.configMapRef.name));
       if (!cm) {
         if (from.configMapRef.optional) continue;
         throw new ConfigError(`configmap "${from.configMapRef.name}" not found`);
       }
       for (const [k, v] of Object.entries(cm.data ?? {})) env[prefix + k] = String(v);
     } else if (from.secretRef) {
-      const s = await src.secret(ns, from.secretRef.name);
+      const s = await src.secret(ns, String(from.secretRef.name));
       if (!s) {
         if (from.secretRef.optional) continue;
         throw new ConfigError(`secret "${from.secretRef.name}" not found`);
@@ -112,11 +112,11 @@ export async function containerEnv(pod: KubeObject, container: Obj, src: EnvSour
       for (const [k, v] of Object.entries(s.data ?? {})) env[prefix + k] = Buffer.from(String(v), 'base64').toString('utf8');
     }
   }
-  for (const e of (container.env ?? []) as Obj[]) {
+  for (const e of container.env ?? []) {
     if (e.valueFrom) {
       const vf = e.valueFrom;
       if (vf.configMapKeyRef) {
-        const cm = await src.configMap(ns, vf.configMapKeyRef.name);
+        const cm = await src.configMap(ns, String(vf.configMapKeyRef.name));
         const v = cm?.data?.[vf.configMapKeyRef.key];
         if (v === undefined) {
           if (vf.configMapKeyRef.optional) continue;
@@ -124,7 +124,7 @@ export async function containerEnv(pod: KubeObject, container: Obj, src: EnvSour
         }
         env[e.name] = String(v);
       } else if (vf.secretKeyRef) {
-        const s = await src.secret(ns, vf.secretKeyRef.name);
+        const s = await src.secret(ns, String(vf.secretKeyRef.name));
         const v = s?.data?.[vf.secretKeyRef.key];
         if (v === undefined) {
           if (vf.secretKeyRef.optional) continue;
@@ -134,8 +134,9 @@ export async function containerEnv(pod: KubeObject, container: Obj, src: EnvSour
       } else if (vf.fieldRef) {
         env[e.name] = podFieldValue(pod, vf.fieldRef.fieldPath, hostIP, podIP);
       } else if (vf.resourceFieldRef) {
-        const target = vf.resourceFieldRef.containerName ? ((pod.spec as Obj).containers as Obj[]).find((c) => c.name === vf.resourceFieldRef.containerName) ?? container : container;
-        env[e.name] = resourceFieldValue(target, vf.resourceFieldRef, allocatable);
+        const ref = vf.resourceFieldRef;
+        const target = ref.containerName ? pod.spec.containers?.find((c) => c.name === ref.containerName) ?? container : container;
+        env[e.name] = resourceFieldValue(target, ref, allocatable);
       }
     } else env[e.name] = expand(String(e.value ?? ''), env);
   }
@@ -143,6 +144,6 @@ export async function containerEnv(pod: KubeObject, container: Obj, src: EnvSour
 }
 
 /** Whether to pull: Always pulls, IfNotPresent when absent, Never never; unset, as the apiserver defaults it. */
-export function pullPolicy(container: Obj): string {
+export function pullPolicy(container: Container): string {
   return container.imagePullPolicy || defaultPullPolicy(String(container.image ?? ''));
 }

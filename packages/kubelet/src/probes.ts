@@ -8,7 +8,7 @@
  */
 import { connect } from 'node:net';
 import type { CriRuntime } from '@kubeling/cri';
-import type { Obj } from './podutil.js';
+import type { Container, Probe } from './kinds.js';
 
 export type ProbeKind = 'liveness' | 'readiness' | 'startup';
 
@@ -29,9 +29,9 @@ interface Worker {
   stopped: boolean;
 }
 
-function resolvePort(port: unknown, container: Obj): number {
+function resolvePort(port: number | string, container: Container): number {
   if (typeof port === 'number') return port;
-  const named = ((container.ports ?? []) as Obj[]).find((p) => p.name === port);
+  const named = (container.ports ?? []).find((p) => p.name === port);
   if (named) return named.containerPort;
   return Number(port);
 }
@@ -49,9 +49,9 @@ export class ProbeManager {
   }
 
   /** Starts the probes a container declares (once per container id). */
-  add(podUID: string, podIP: string, container: Obj, containerId: string): void {
+  add(podUID: string, podIP: string, container: Container, containerId: string): void {
     for (const kind of ['startup', 'liveness', 'readiness'] as ProbeKind[]) {
-      const probe = container[`${kind}Probe`] as Obj | undefined;
+      const probe = container[`${kind}Probe`];
       if (!probe) continue;
       const k = this.key(podUID, containerId, kind);
       if (this.workers.has(k)) continue;
@@ -98,7 +98,7 @@ export class ProbeManager {
   }
 
   /** The current result; containers without the probe count as passing. */
-  result(podUID: string, containerId: string, kind: ProbeKind, container: Obj): boolean {
+  result(podUID: string, containerId: string, kind: ProbeKind, container: Container): boolean {
     if (!container[`${kind}Probe`]) return true;
     return this.workers.get(this.key(podUID, containerId, kind))?.result ?? false;
   }
@@ -122,7 +122,7 @@ export class ProbeManager {
     this.workers.clear();
   }
 
-  private async run(probe: Obj, podIP: string, container: Obj, containerId: string): Promise<{ ok: boolean; output: string }> {
+  private async run(probe: Probe, podIP: string, container: Container, containerId: string): Promise<{ ok: boolean; output: string }> {
     const timeout = (probe.timeoutSeconds ?? 1) * 1000;
     try {
       if (probe.exec) {
@@ -135,7 +135,7 @@ export class ProbeManager {
         const host = h.host || podIP;
         const url = `${(h.scheme ?? 'HTTP').toLowerCase()}://${host}:${resolvePort(h.port, container)}${h.path ?? '/'}`;
         const headers: Record<string, string> = { 'user-agent': 'kube-probe/1.32' };
-        for (const x of (h.httpHeaders ?? []) as Obj[]) headers[x.name] = x.value;
+        for (const x of h.httpHeaders ?? []) headers[x.name] = x.value;
         const res = await fetch(url, { headers, signal: AbortSignal.timeout(timeout), redirect: 'manual' });
         await res.arrayBuffer().catch(() => undefined);
         return { ok: res.status >= 200 && res.status < 400, output: `HTTP probe failed with statuscode: ${res.status}` };

@@ -6,7 +6,7 @@
  */
 import { rfc3339 } from '@kubeling/apimachinery';
 import { nanosToDate, type ContainerStatus } from '@kubeling/cri';
-import type { Obj } from './podutil.js';
+import type { ContainerState, ContainerStateTerminated, ContainerStatus as PodContainerStatus, PodCondition, PodSpec } from './kinds.js';
 
 export interface Waiting {
   reason: string;
@@ -31,7 +31,7 @@ const t = (n: string | number) => {
   return d ? rfc3339(d) : undefined;
 };
 
-function terminated(c: ContainerStatus, runtime: string): Obj {
+function terminated(c: ContainerStatus, runtime: string): ContainerStateTerminated {
   return {
     exitCode: c.exit_code,
     reason: c.reason || (c.exit_code === 0 ? 'Completed' : 'Error'),
@@ -42,14 +42,14 @@ function terminated(c: ContainerStatus, runtime: string): Obj {
   };
 }
 
-export function containerStatus(v: ContainerView, runtime: string, imageName: (ref: string, spec: string) => string): Obj {
+export function containerStatus(v: ContainerView, runtime: string, imageName: (ref: string, spec: string) => string): PodContainerStatus {
   const [cur, prev] = v.instances;
-  const out: Obj = { name: v.name, image: imageName('', v.image), imageID: '', ready: false, restartCount: cur ? cur.metadata.attempt : 0, started: false };
+  const out: PodContainerStatus = { name: v.name, image: imageName('', v.image), imageID: '', ready: false, restartCount: cur ? cur.metadata.attempt : 0, started: false };
   if (cur) {
     out.imageID = imageName(cur.image_ref, v.image);
     out.containerID = `${runtime}://${cur.id}`;
   }
-  let lastState: Obj = {};
+  let lastState: ContainerState = {};
   if (cur?.state === 'CONTAINER_RUNNING') {
     out.state = { running: { startedAt: t(cur.started_at) } };
     out.ready = v.ready;
@@ -67,7 +67,7 @@ export function containerStatus(v: ContainerView, runtime: string, imageName: (r
 }
 
 /** getPhase: from the init and app container statuses and the restart policy. */
-export function podPhase(spec: Obj, init: Obj[], app: Obj[]): string {
+export function podPhase(spec: PodSpec, init: PodContainerStatus[], app: PodContainerStatus[]): string {
   const policy = spec.restartPolicy ?? 'Always';
   let pendingInit = false;
   for (const s of init) {
@@ -103,10 +103,10 @@ export function podPhase(spec: Obj, init: Obj[], app: Obj[]): string {
 }
 
 /** The four kubelet-owned conditions, keeping transition times that did not change. */
-export function podConditions(old: Obj[], sandboxReady: boolean, init: Obj[], app: Obj[], phase: string): Obj[] {
+export function podConditions(old: PodCondition[], sandboxReady: boolean, init: PodContainerStatus[], app: PodContainerStatus[], phase: string): PodCondition[] {
   const now = rfc3339();
   const prev = new Map(old.map((c) => [c.type, c]));
-  const cond = (type: string, ok: boolean, reason?: string, message?: string): Obj => {
+  const cond = (type: string, ok: boolean, reason?: string, message?: string): PodCondition => {
     const p = prev.get(type);
     const status = ok ? 'True' : 'False';
     return {

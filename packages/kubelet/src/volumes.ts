@@ -12,8 +12,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
-import { ConfigError, podFieldValue, type EnvSources, type Obj } from './podutil.js';
 import type { Mount } from '@kubeling/cri';
+import { asPod, podVolumes, type ConfigMapSource, type Container, type DownwardAPIVolumeFile, type KeyToPath, type Pod, type SecretSource } from './kinds.js';
+import { ConfigError, podFieldValue, type EnvSources } from './podutil.js';
 
 function writeFiles(dir: string, files: Record<string, Buffer>, mode?: number): void {
   for (const rel of Object.keys(files)) {
@@ -61,9 +62,9 @@ function writeFiles(dir: string, files: Record<string, Buffer>, mode?: number): 
 export function volumeRefreshMs(pod: KubeObject): number | undefined {
   let ms: number | undefined;
   const take = (x: number) => (ms = ms === undefined ? x : Math.min(ms, x));
-  for (const v of ((pod.spec as Obj).volumes ?? []) as Obj[]) {
+  for (const v of podVolumes(asPod(pod))) {
     if (v.configMap || v.secret) take(60_000);
-    for (const s of (v.projected?.sources ?? []) as Obj[]) {
+    for (const s of v.projected?.sources ?? []) {
       if (s.configMap || s.secret) take(60_000);
       if (s.serviceAccountToken) take(Math.max(1, (s.serviceAccountToken.expirationSeconds ?? 3600) * 800));
     }
@@ -71,7 +72,7 @@ export function volumeRefreshMs(pod: KubeObject): number | undefined {
   return ms;
 }
 
-function keyed(data: Record<string, Buffer>, items: Obj[] | undefined, what: string): Record<string, Buffer> {
+function keyed(data: Record<string, Buffer>, items: KeyToPath[] | undefined, what: string): Record<string, Buffer> {
   if (!items?.length) return data;
   const out: Record<string, Buffer> = {};
   for (const it of items) {
@@ -81,8 +82,9 @@ function keyed(data: Record<string, Buffer>, items: Obj[] | undefined, what: str
   return out;
 }
 
-async function configMapFiles(src: EnvSources, ns: string, v: Obj): Promise<Record<string, Buffer> | undefined> {
-  const cm = await src.configMap(ns, v.name);
+async function configMapFiles(src: EnvSources, ns: string, v: ConfigMapSource): Promise<Record<string, Buffer> | undefined> {
+  // The API leaves the name optional; an unset one is looked up, and reported, as "undefined".
+  const cm = await src.configMap(ns, String(v.name));
   if (!cm) {
     if (v.optional) return {};
     throw new ConfigError(`configmap "${v.name}" not found`);
@@ -93,9 +95,9 @@ async function configMapFiles(src: EnvSources, ns: string, v: Obj): Promise<Reco
   return keyed(data, v.items, 'configmap');
 }
 
-async function secretFiles(src: EnvSources, ns: string, v: Obj): Promise<Record<string, Buffer> | undefined> {
+async function secretFiles(src: EnvSources, ns: string, v: SecretSource): Promise<Record<string, Buffer> | undefined> {
   const name = v.secretName ?? v.name;
-  const s = await src.secret(ns, name);
+  const s = await src.secret(ns, String(name));
   if (!s) {
     if (v.optional) return {};
     throw new ConfigError(`secret "${name}" not found`);
@@ -105,7 +107,7 @@ async function secretFiles(src: EnvSources, ns: string, v: Obj): Promise<Record<
   return keyed(data, v.items, 'secret');
 }
 
-function downwardFiles(pod: KubeObject, items: Obj[], hostIP: string, podIP: string): Record<string, Buffer> {
+function downwardFiles(pod: Pod, items: DownwardAPIVolumeFile[] | undefined, hostIP: string, podIP: string): Record<string, Buffer> {
   const out: Record<string, Buffer> = {};
   for (const it of items ?? []) {
     if (it.fieldRef) out[it.path] = Buffer.from(podFieldValue(pod, it.fieldRef.fieldPath, hostIP, podIP));
@@ -114,10 +116,11 @@ function downwardFiles(pod: KubeObject, items: Obj[], hostIP: string, podIP: str
 }
 
 /** Makes every volume's directory; returns volume name → host path. */
-export async function prepareVolumes(pod: KubeObject, podDir: string, src: EnvSources, hostIP: string, podIP: string): Promise<Map<string, string>> {
+export async function prepareVolumes(obj: KubeObject, podDir: string, src: EnvSources, hostIP: string, podIP: string): Promise<Map<string, string>> {
+  const pod = asPod(obj);
   const ns = pod.metadata.namespace!;
   const out = new Map<string, string>();
-  for (const v of ((pod.spec as Obj).volumes ?? []) as Obj[]) {
+  for (const v of podVolumes(pod)) {
     const dir = join(podDir, 'volumes', v.name);
     if (v.hostPath) {
       if (v.hostPath.type === 'DirectoryOrCreate') mkdirSync(v.hostPath.path, { recursive: true });
@@ -130,13 +133,13 @@ export async function prepareVolumes(pod: KubeObject, podDir: string, src: EnvSo
     else if (v.downwardAPI) writeFiles(dir, downwardFiles(pod, v.downwardAPI.items, hostIP, podIP), v.downwardAPI.defaultMode);
     else if (v.projected) {
       const files: Record<string, Buffer> = {};
-      for (const s of (v.projected.sources ?? []) as Obj[]) {
+      for (const s of v.projected.sources ?? []) {
         if (s.configMap) Object.assign(files, await configMapFiles(src, ns, s.configMap));
         else if (s.secret) Object.assign(files, await secretFiles(src, ns, s.secret));
         else if (s.downwardAPI) Object.assign(files, downwardFiles(pod, s.downwardAPI.items, hostIP, podIP));
         else if (s.serviceAccountToken) {
           if (!src.token) throw new ConfigError('no ServiceAccount token source is available');
-          const sa = (pod.spec as Obj).serviceAccountName || 'default';
+          const sa = pod.spec.serviceAccountName || 'default';
           files[s.serviceAccountToken.path] = Buffer.from(await src.token(pod, sa, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? 3600));
         }
       }
@@ -148,9 +151,9 @@ export async function prepareVolumes(pod: KubeObject, podDir: string, src: EnvSo
 }
 
 /** A container's mounts onto the prepared volumes. */
-export function containerMounts(container: Obj, volumes: Map<string, string>): Mount[] {
+export function containerMounts(container: Container, volumes: Map<string, string>): Mount[] {
   const mounts: Mount[] = [];
-  for (const vm of (container.volumeMounts ?? []) as Obj[]) {
+  for (const vm of container.volumeMounts ?? []) {
     const host = volumes.get(vm.name);
     if (!host) throw new ConfigError(`unable to find volume "${vm.name}"`);
     let hostPath = host;

@@ -9,10 +9,11 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { KubeObject } from '@kubeling/api';
+import type { KubeObject, corev1, discoveryv1 } from '@kubeling/api';
 import type { InformerFactory } from '@kubeling/client';
 
-type Obj = Record<string, any>;
+type Service = corev1.Service & KubeObject;
+type EndpointSlice = discoveryv1.EndpointSlice & KubeObject;
 
 export interface Backend {
   ip: string;
@@ -21,30 +22,30 @@ export interface Backend {
 
 /** What should be listening: `clusterIP:port` → the ready endpoints of its Service's EndpointSlices. */
 export function desiredListeners(services: readonly KubeObject[], slices: readonly KubeObject[]): Map<string, { service: string; backends: Backend[] }> {
-  const byService = new Map<string, Obj[]>();
-  for (const sl of slices) {
+  const byService = new Map<string, EndpointSlice[]>();
+  for (const sl of slices as readonly EndpointSlice[]) {
     const svc = sl.metadata.labels?.['kubernetes.io/service-name'];
-    if (!svc || (sl as Obj).addressType === 'FQDN') continue;
+    if (!svc || sl.addressType === 'FQDN') continue;
     const key = `${sl.metadata.namespace}/${svc}`;
-    byService.set(key, [...(byService.get(key) ?? []), sl as Obj]);
+    byService.set(key, [...(byService.get(key) ?? []), sl]);
   }
   const out = new Map<string, { service: string; backends: Backend[] }>();
-  for (const s of services) {
-    const spec = (s.spec ?? {}) as Obj;
-    const ip = spec.clusterIP as string | undefined;
+  for (const s of services as readonly Service[]) {
+    const spec = s.spec ?? {};
+    const ip = spec.clusterIP;
     if (!ip || ip === 'None' || spec.type === 'ExternalName') continue;
     // Only loopback addresses are listened on: nothing this proxy opens is reachable from off the machine.
     if (!ip.startsWith('127.')) continue;
     const name = `${s.metadata.namespace}/${s.metadata.name}`;
-    for (const p of (spec.ports ?? []) as Obj[]) {
+    for (const p of spec.ports ?? []) {
       if ((p.protocol ?? 'TCP') !== 'TCP' || !p.port) continue;
       const backends: Backend[] = [];
       for (const sl of byService.get(name) ?? []) {
         // The slice's port of the same name (or the unnamed one, for an unnamed Service port).
-        const ep = ((sl.ports ?? []) as Obj[]).find((x) => (x.name ?? '') === (p.name ?? '') && (x.protocol ?? 'TCP') === 'TCP');
+        const ep = (sl.ports ?? []).find((x) => (x.name ?? '') === (p.name ?? '') && (x.protocol ?? 'TCP') === 'TCP');
         if (!ep?.port) continue;
         // A missing ready condition counts as ready, as the API documents.
-        for (const e of (sl.endpoints ?? []) as Obj[]) if (e.conditions?.ready !== false && e.addresses?.[0]) backends.push({ ip: e.addresses[0], port: ep.port });
+        for (const e of sl.endpoints ?? []) if (e.conditions?.ready !== false && e.addresses?.[0]) backends.push({ ip: e.addresses[0], port: ep.port });
       }
       out.set(`${ip}:${p.port}`, { service: `${name}:${p.name ?? p.port}`, backends });
     }

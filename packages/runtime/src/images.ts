@@ -3,11 +3,12 @@
  * names what a container of it runs when the pod gives no command: `pause`
  * sleeps, `busybox` is the host's shell tools (its default command is `sh`),
  * `nginx` is a static HTTP server on the pod IP. Anything else fails to pull as
- * a registry's "not found" would.
+ * a registry's "not found" would. Pulled images are kept in memory by id (one
+ * per repository: its tags share it).
  */
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { parseImageRef, type ImageRef } from '@kubeling/cri';
+import { CriError, GRPC_UNKNOWN, parseImageRef, type Image, type ImageRef, type ImageSpec } from '@kubeling/cri';
 
 export { parseImageRef, type ImageRef };
 
@@ -36,4 +37,49 @@ export function catalogImage(ref: ImageRef): CatalogImage | undefined {
 /** A stable image id for a reference (sha256 of the repository: tags share the image). */
 export function imageId(ref: ImageRef): string {
   return `sha256:${createHash('sha256').update(ref.repository).digest('hex')}`;
+}
+
+/** The images pulled so far. */
+export class ImageStore {
+  private readonly images = new Map<string, Image>();
+
+  /** The pulled image a reference names. */
+  get(ref: ImageRef): Image | undefined {
+    return this.images.get(imageId(ref));
+  }
+
+  list(): Image[] {
+    return [...this.images.values()];
+  }
+
+  /** The image a reference names, or one whose id is given. */
+  status(image: ImageSpec): Image | undefined {
+    const ref = parseImageRef(image?.image ?? '');
+    if (!ref) {
+      // An id asks by id.
+      return [...this.images.values()].find((i) => i.id === image?.image);
+    }
+    return this.images.get(imageId(ref));
+  }
+
+  /** "Pulls" a catalog image (adding the tag to an image already there); returns its id. */
+  pull(image: ImageSpec): string {
+    const name = image?.image ?? '';
+    const ref = parseImageRef(name);
+    if (!ref) throw new CriError(GRPC_UNKNOWN, `failed to pull and unpack image "${name}": invalid reference format`);
+    const cat = catalogImage(ref);
+    if (!cat) {
+      throw new CriError(GRPC_UNKNOWN, `failed to pull and unpack image "${ref.full}": failed to resolve reference "${ref.full}": ${ref.full}: not found`);
+    }
+    const id = imageId(ref);
+    const cur = this.images.get(id);
+    const tags = new Set([...(cur?.repo_tags ?? []), ...(ref.tag ? [`${ref.repository}:${ref.tag}`] : [])]);
+    this.images.set(id, { id, repo_tags: [...tags], repo_digests: [`${ref.repository}@${id}`], size: cat.size, username: '', spec: { image: id }, pinned: cat.repository.endsWith('/pause') });
+    return id;
+  }
+
+  remove(image: ImageSpec): void {
+    const img = this.status(image);
+    if (img) this.images.delete(img.id);
+  }
 }

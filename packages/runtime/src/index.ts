@@ -1,2 +1,3 @@
-export { KubelingRuntime, IpPool, type RuntimeOptions } from './runtime.js';
+export { KubelingRuntime, type RuntimeOptions } from './runtime.js';
+export { IpPool } from './ippool.js';
 export { parseImageRef, type ImageRef } from './images.js';

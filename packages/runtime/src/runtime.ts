@@ -14,22 +14,22 @@
  * State lives in memory: the kubelet may restart and find everything through
  * ListPodSandbox/ListContainers; a runtime restart forgets it (its processes
  * are stopped with it).
+ *
+ * This class keeps the bookkeeping of sandboxes and containers; a container's
+ * process is `process.ts`, exec and attach `exec.ts` (streamed by
+ * `streaming.ts`), images `images.ts`, pod IPs `ippool.ts`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
-import { constants as osConstants } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   CriError,
-  CriLogWriter,
   GRPC_NOT_FOUND,
-  GRPC_UNKNOWN,
   nowNanos,
   type Container,
   type ContainerConfig,
   type ContainerFilter,
-  type ContainerState,
   type ContainerStatus,
   type CriRuntime,
   type AttachRequest,
@@ -43,7 +43,10 @@ import {
   type PodSandboxStatus,
   type RuntimeCondition,
 } from '@kubeling/cri';
-import { catalogImage, imageId, parseImageRef } from './images.js';
+import { attachSession, execSession, execSync } from './exec.js';
+import { catalogImage, ImageStore, parseImageRef } from './images.js';
+import { IpPool } from './ippool.js';
+import { markExited, startProcess, stopProcess, type Ctr } from './process.js';
 import { StreamingServer, type ExecSession, type StreamRequest } from './streaming.js';
 
 export interface RuntimeOptions {
@@ -63,74 +66,7 @@ interface Sandbox {
   pause?: ChildProcess | undefined;
 }
 
-interface Ctr {
-  id: string;
-  sandboxId: string;
-  config: ContainerConfig;
-  imageRef: string;
-  state: ContainerState;
-  createdAt: string;
-  startedAt: string;
-  finishedAt: string;
-  exitCode: number;
-  reason: string;
-  message: string;
-  logPath: string;
-  rootDir: string;
-  argv: string[];
-  env: Record<string, string>;
-  cwd: string;
-  proc?: ChildProcess | undefined;
-  exited?: Promise<void>;
-  /** Connections attached to the container's stdio. */
-  attachers: Set<Attacher>;
-}
-
-interface Attacher {
-  stdout?: (b: Buffer) => void;
-  stderr?: (b: Buffer) => void;
-}
-
 const newId = () => randomBytes(32).toString('hex');
-
-/** A process's exit code as a shell reports it: its own, or 128 + the signal that ended it. */
-const exitCode = (code: number | null, signal: NodeJS.Signals | null): number => code ?? 128 + (signal ? ((osConstants.signals as Record<string, number>)[signal] ?? 0) : 0);
-
-function ipToInt(ip: string): number {
-  return ip.split('.').reduce((a, o) => a * 256 + Number(o), 0);
-}
-const intToIp = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
-
-export class IpPool {
-  private readonly base: number;
-  private readonly size: number;
-  private readonly used = new Set<number>();
-  private next = 2;
-
-  constructor(cidr: string) {
-    const [ip, bits] = cidr.split('/');
-    const n = Number(bits);
-    if (!ip || !(n >= 8 && n <= 30) || ipToInt(ip) >>> 24 !== 127) throw new Error(`pod CIDR ${cidr} must be a /8–/30 inside 127.0.0.0/8`);
-    this.size = 2 ** (32 - n);
-    this.base = ipToInt(ip) - (ipToInt(ip) % this.size);
-  }
-
-  allocate(): string {
-    for (let i = 0; i < this.size - 3; i++) {
-      const off = ((this.next - 2 + i) % (this.size - 3)) + 2;
-      if (!this.used.has(off)) {
-        this.used.add(off);
-        this.next = off + 1;
-        return intToIp(this.base + off);
-      }
-    }
-    throw new CriError(GRPC_UNKNOWN, 'no pod IPs left in the pod CIDR');
-  }
-
-  release(ip: string): void {
-    this.used.delete(ipToInt(ip) - this.base);
-  }
-}
 
 function matchLabels(want: Record<string, string> | undefined, have: Record<string, string> | undefined): boolean {
   for (const [k, v] of Object.entries(want ?? {})) if (have?.[k] !== v) return false;
@@ -142,7 +78,7 @@ const envValue = (v: Buffer | string | Uint8Array): string => (typeof v === 'str
 export class KubelingRuntime implements CriRuntime {
   private readonly sandboxes = new Map<string, Sandbox>();
   private readonly containers = new Map<string, Ctr>();
-  private readonly images = new Map<string, Image>();
+  private readonly images = new ImageStore();
   private readonly ips: IpPool;
   private readonly streaming = new StreamingServer((r) => (r.kind === 'exec' ? this.startExec(r.req) : this.startAttach(r.req)));
 
@@ -236,7 +172,7 @@ export class KubelingRuntime implements CriRuntime {
     const sb = this.sandbox(sandboxId);
     if (sb.state !== 'SANDBOX_READY') throw new CriError(9, `sandbox ${sandboxId} is not ready`);
     const ref = parseImageRef(config.image?.image ?? '');
-    const img = ref ? this.images.get(imageId(ref)) : undefined;
+    const img = ref ? this.images.get(ref) : undefined;
     if (!ref || !img) throw new CriError(GRPC_NOT_FOUND, `failed to get image "${config.image?.image}": image not found`);
     const cat = catalogImage(ref)!;
     const id = newId();
@@ -290,14 +226,6 @@ export class KubelingRuntime implements CriRuntime {
     return c;
   }
 
-  private exited(c: Ctr, code: number, reason: string, message = ''): void {
-    c.state = 'CONTAINER_EXITED';
-    c.exitCode = code;
-    c.finishedAt = nowNanos();
-    c.reason = reason;
-    c.message = message;
-  }
-
   async startContainer(id: string): Promise<void> {
     const c = this.ctr(id);
     if (c.state !== 'CONTAINER_CREATED') throw new CriError(9, `container ${id} is in ${c.state} state`);
@@ -306,68 +234,21 @@ export class KubelingRuntime implements CriRuntime {
       c.startedAt = nowNanos();
       return;
     }
-    if (!c.argv.length) {
-      this.exited(c, 128, 'StartError', 'failed to create containerd task: no command specified: unknown');
-      throw new CriError(GRPC_UNKNOWN, c.message);
-    }
-    const log = new CriLogWriter(c.logPath);
-    const proc = spawn(c.argv[0]!, c.argv.slice(1), { cwd: c.cwd, env: c.env, detached: true, stdio: [c.config.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
-    proc.stdin?.on('error', () => undefined);
-    const spawned = new Promise<Error | undefined>((resolve) => {
-      proc.once('spawn', () => resolve(undefined));
-      proc.once('error', (e) => resolve(e));
-    });
-    const err = await spawned;
-    if (err) {
-      const msg = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `exec: "${c.argv[0]}": executable file not found in $PATH` : err.message;
-      this.exited(c, 128, 'StartError', `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: ${msg}: unknown`);
-      await log.close();
-      throw new CriError(GRPC_UNKNOWN, c.message);
-    }
-    c.proc = proc;
-    c.state = 'CONTAINER_RUNNING';
-    c.startedAt = nowNanos();
-    log.follow(proc.stdout!, 'stdout');
-    log.follow(proc.stderr!, 'stderr');
-    // Attached connections see the output too (the log writer reads it as text).
-    proc.stdout!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stdout?.(Buffer.from(d))));
-    proc.stderr!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stderr?.(Buffer.from(d))));
-    c.exited = new Promise((resolve) => {
-      proc.once('close', (code, signal) => {
-        const exit = exitCode(code, signal);
-        this.exited(c, exit, exit === 0 ? 'Completed' : 'Error');
-        c.proc = undefined;
-        void log.close().then(resolve);
-      });
-    });
+    await startProcess(c);
   }
 
   async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
     const c = this.ctr(id);
     if (c.state === 'CONTAINER_CREATED') {
-      this.exited(c, 0, '', '');
+      markExited(c, 0, '', '');
       return;
     }
     if (c.state !== 'CONTAINER_RUNNING') return;
     if (this.o.backend === 'hollow') {
-      this.exited(c, 143, 'Error');
+      markExited(c, 143, 'Error');
       return;
     }
-    const proc = c.proc;
-    if (!proc?.pid) return;
-    const group = (sig: NodeJS.Signals) => {
-      try {
-        process.kill(-proc.pid!, sig);
-      } catch {
-        // gone
-      }
-    };
-    group(timeoutSeconds > 0 ? 'SIGTERM' : 'SIGKILL');
-    if (timeoutSeconds > 0) {
-      const killer = setTimeout(() => group('SIGKILL'), timeoutSeconds * 1000);
-      await c.exited;
-      clearTimeout(killer);
-    } else await c.exited;
+    await stopProcess(c, timeoutSeconds);
   }
 
   async removeContainer(id: string): Promise<void> {
@@ -410,29 +291,7 @@ export class KubelingRuntime implements CriRuntime {
     if (c.state !== 'CONTAINER_RUNNING') throw new CriError(9, `container ${id} is not running`);
     if (this.o.backend === 'hollow') return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
     if (!cmd.length) throw new CriError(3, 'cmd must not be empty');
-    return new Promise((resolve, reject) => {
-      const p = spawn(cmd[0]!, cmd.slice(1), { cwd: c.cwd, env: c.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      p.stdout!.on('data', (b: Buffer) => out.push(b));
-      p.stderr!.on('data', (b: Buffer) => err.push(b));
-      const timer = timeoutSeconds > 0 ? setTimeout(() => {
-        try {
-          process.kill(-p.pid!, 'SIGKILL');
-        } catch {
-          // gone
-        }
-        reject(new CriError(4, `command ${JSON.stringify(cmd)} timed out`));
-      }, timeoutSeconds * 1000) : undefined;
-      p.once('error', (e) => {
-        if (timer) clearTimeout(timer);
-        resolve({ stdout: Buffer.alloc(0), stderr: Buffer.from(`exec: "${cmd[0]}": ${e.message}`), exit_code: 126 });
-      });
-      p.once('close', (code, signal) => {
-        if (timer) clearTimeout(timer);
-        resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), exit_code: exitCode(code, signal) });
-      });
-    });
+    return execSync(c, cmd, timeoutSeconds);
   }
 
   async exec(req: ExecRequest): Promise<{ url: string }> {
@@ -450,30 +309,11 @@ export class KubelingRuntime implements CriRuntime {
     return { url: await this.streaming.url({ kind: 'attach', req } satisfies StreamRequest) };
   }
 
-  /**
-   * Joins a connection to the container's own stdio: its output from now on,
-   * its stdin when the container has one (closed after the first attach with
-   * stdinOnce). Leaving detaches; the container goes on.
-   */
+  /** Joins a connection to the container's own stdio (see `attachSession`). */
   private startAttach(req: AttachRequest): ExecSession {
     const c = this.ctr(req.container_id);
     if (c.state !== 'CONTAINER_RUNNING') throw new Error(`container ${req.container_id} is not running`);
-    const mine: Attacher = {};
-    c.attachers.add(mine);
-    const exited = (c.exited ?? new Promise<void>(() => undefined)).then(() => 0);
-    return {
-      stdin: (b) => c.proc?.stdin?.write(b),
-      endStdin: () => {
-        if (c.config.stdin_once) c.proc?.stdin?.end();
-      },
-      onStdout: (cb) => (mine.stdout = cb),
-      onStderr: (cb) => (mine.stderr = cb),
-      exited,
-      kill: () => {
-        c.attachers.delete(mine);
-        if (c.config.stdin_once) c.proc?.stdin?.end();
-      },
-    };
+    return attachSession(c);
   }
 
   /** Runs an exec for the streaming server: a process in the container's directory with its environment. */
@@ -483,65 +323,25 @@ export class KubelingRuntime implements CriRuntime {
     if (this.o.backend === 'hollow') {
       return { onStdout: () => undefined, onStderr: () => undefined, exited: Promise.resolve(0), kill: () => undefined };
     }
-    const p = spawn(req.cmd[0]!, req.cmd.slice(1), { cwd: c.cwd, env: c.env, stdio: [req.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
-    p.stdin?.on('error', () => undefined);
-    const exited = new Promise<number | string>((resolve) => {
-      p.once('error', (e) =>
-        // What containerd and runc report for a command that cannot start.
-        resolve(`Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "${req.cmd[0]}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'executable file not found in $PATH' : e.message}: unknown`),
-      );
-      p.once('close', (code, signal) => resolve(exitCode(code, signal)));
-    });
-    return {
-      stdin: (b) => p.stdin?.write(b),
-      endStdin: () => p.stdin?.end(),
-      onStdout: (cb) => p.stdout!.on('data', cb),
-      onStderr: (cb) => p.stderr!.on('data', cb),
-      exited,
-      kill: () => {
-        if (p.exitCode !== null || p.signalCode !== null || p.pid === undefined) return;
-        try {
-          process.kill(-p.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      },
-    };
+    return execSession(c, req);
   }
 
   // ---- images ---------------------------------------------------------------------
 
   async listImages(): Promise<Image[]> {
-    return [...this.images.values()];
+    return this.images.list();
   }
 
   async imageStatus(image: ImageSpec): Promise<Image | undefined> {
-    const ref = parseImageRef(image?.image ?? '');
-    if (!ref) {
-      // An id asks by id.
-      return [...this.images.values()].find((i) => i.id === image?.image);
-    }
-    return this.images.get(imageId(ref));
+    return this.images.status(image);
   }
 
   async pullImage(image: ImageSpec): Promise<string> {
-    const name = image?.image ?? '';
-    const ref = parseImageRef(name);
-    if (!ref) throw new CriError(GRPC_UNKNOWN, `failed to pull and unpack image "${name}": invalid reference format`);
-    const cat = catalogImage(ref);
-    if (!cat) {
-      throw new CriError(GRPC_UNKNOWN, `failed to pull and unpack image "${ref.full}": failed to resolve reference "${ref.full}": ${ref.full}: not found`);
-    }
-    const id = imageId(ref);
-    const cur = this.images.get(id);
-    const tags = new Set([...(cur?.repo_tags ?? []), ...(ref.tag ? [`${ref.repository}:${ref.tag}`] : [])]);
-    this.images.set(id, { id, repo_tags: [...tags], repo_digests: [`${ref.repository}@${id}`], size: cat.size, username: '', spec: { image: id }, pinned: cat.repository.endsWith('/pause') });
-    return id;
+    return this.images.pull(image);
   }
 
   async removeImage(image: ImageSpec): Promise<void> {
-    const img = await this.imageStatus(image);
-    if (img) this.images.delete(img.id);
+    this.images.remove(image);
   }
 
   /** Stops every process (the runtime is going away). */

@@ -1,0 +1,83 @@
+/**
+ * Commands in a running container of the `process` backend, and attaching to
+ * it: ExecSync runs a command in the container's directory with its
+ * environment and collects its output (killing its process group at the
+ * timeout); an Exec session does the same for the streaming server, with
+ * containerd's wording when the command cannot start; an attach session joins
+ * the container's own stdio. Callers check that the container is running.
+ */
+import { spawn } from 'node:child_process';
+import { CriError, type ExecRequest, type ExecSyncResponse } from '@kubeling/cri';
+import { exitCode, signalGroup, type Attacher, type Ctr } from './process.js';
+import type { ExecSession } from './streaming.js';
+
+/** Runs `cmd` to its end; a command that cannot start exits 126, a timeout rejects. */
+export function execSync(c: Ctr, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd[0]!, cmd.slice(1), { cwd: c.cwd, env: c.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    p.stdout!.on('data', (b: Buffer) => out.push(b));
+    p.stderr!.on('data', (b: Buffer) => err.push(b));
+    const timer = timeoutSeconds > 0 ? setTimeout(() => {
+      signalGroup(p.pid!, 'SIGKILL');
+      reject(new CriError(4, `command ${JSON.stringify(cmd)} timed out`));
+    }, timeoutSeconds * 1000) : undefined;
+    p.once('error', (e) => {
+      if (timer) clearTimeout(timer);
+      resolve({ stdout: Buffer.alloc(0), stderr: Buffer.from(`exec: "${cmd[0]}": ${e.message}`), exit_code: 126 });
+    });
+    p.once('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), exit_code: exitCode(code, signal) });
+    });
+  });
+}
+
+/** Runs an exec for the streaming server: a process in the container's directory with its environment. */
+export function execSession(c: Ctr, req: ExecRequest): ExecSession {
+  const p = spawn(req.cmd[0]!, req.cmd.slice(1), { cwd: c.cwd, env: c.env, stdio: [req.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
+  p.stdin?.on('error', () => undefined);
+  const exited = new Promise<number | string>((resolve) => {
+    p.once('error', (e) =>
+      // What containerd and runc report for a command that cannot start.
+      resolve(`Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "${req.cmd[0]}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'executable file not found in $PATH' : e.message}: unknown`),
+    );
+    p.once('close', (code, signal) => resolve(exitCode(code, signal)));
+  });
+  return {
+    stdin: (b) => p.stdin?.write(b),
+    endStdin: () => p.stdin?.end(),
+    onStdout: (cb) => p.stdout!.on('data', cb),
+    onStderr: (cb) => p.stderr!.on('data', cb),
+    exited,
+    kill: () => {
+      if (p.exitCode !== null || p.signalCode !== null || p.pid === undefined) return;
+      signalGroup(p.pid, 'SIGKILL');
+    },
+  };
+}
+
+/**
+ * Joins a connection to the container's own stdio: its output from now on,
+ * its stdin when the container has one (closed after the first attach with
+ * stdinOnce). Leaving detaches; the container goes on.
+ */
+export function attachSession(c: Ctr): ExecSession {
+  const mine: Attacher = {};
+  c.attachers.add(mine);
+  const exited = (c.exited ?? new Promise<void>(() => undefined)).then(() => 0);
+  return {
+    stdin: (b) => c.proc?.stdin?.write(b),
+    endStdin: () => {
+      if (c.config.stdin_once) c.proc?.stdin?.end();
+    },
+    onStdout: (cb) => (mine.stdout = cb),
+    onStderr: (cb) => (mine.stderr = cb),
+    exited,
+    kill: () => {
+      c.attachers.delete(mine);
+      if (c.config.stdin_once) c.proc?.stdin?.end();
+    },
+  };
+}

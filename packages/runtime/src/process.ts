@@ -1,0 +1,113 @@
+/**
+ * A container of the `process` backend: its record, and the host process
+ * group that runs it. Starting spawns the command detached (its own process
+ * group) with the container's env and directory, stdin piped when the
+ * container has one, and stdout/stderr into the CRI log file and to whatever
+ * is attached. A command that cannot start exits at once with 128 and
+ * containerd's StartError wording. Stopping signals the whole group: SIGTERM,
+ * then SIGKILL after the timeout (at once for a timeout of 0). The exit code
+ * is the process's own, or 128 + the signal that ended it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import { CriError, CriLogWriter, GRPC_UNKNOWN, nowNanos, type ContainerConfig, type ContainerState } from '@kubeling/cri';
+
+/** A connection attached to a container's stdio. */
+export interface Attacher {
+  stdout?: (b: Buffer) => void;
+  stderr?: (b: Buffer) => void;
+}
+
+export interface Ctr {
+  id: string;
+  sandboxId: string;
+  config: ContainerConfig;
+  imageRef: string;
+  state: ContainerState;
+  createdAt: string;
+  startedAt: string;
+  finishedAt: string;
+  exitCode: number;
+  reason: string;
+  message: string;
+  logPath: string;
+  rootDir: string;
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  proc?: ChildProcess | undefined;
+  exited?: Promise<void>;
+  /** Connections attached to the container's stdio. */
+  attachers: Set<Attacher>;
+}
+
+/** A process's exit code as a shell reports it: its own, or 128 + the signal that ended it. */
+export const exitCode = (code: number | null, signal: NodeJS.Signals | null): number => code ?? 128 + (signal ? ((osConstants.signals as Record<string, number>)[signal] ?? 0) : 0);
+
+/** Signals a detached process's whole group; one already gone is no error. */
+export function signalGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    // gone
+  }
+}
+
+export function markExited(c: Ctr, code: number, reason: string, message = ''): void {
+  c.state = 'CONTAINER_EXITED';
+  c.exitCode = code;
+  c.finishedAt = nowNanos();
+  c.reason = reason;
+  c.message = message;
+}
+
+/** Runs a created container's command; throws (a CriError) when it cannot start, leaving the container exited. */
+export async function startProcess(c: Ctr): Promise<void> {
+  if (!c.argv.length) {
+    markExited(c, 128, 'StartError', 'failed to create containerd task: no command specified: unknown');
+    throw new CriError(GRPC_UNKNOWN, c.message);
+  }
+  const log = new CriLogWriter(c.logPath);
+  const proc = spawn(c.argv[0]!, c.argv.slice(1), { cwd: c.cwd, env: c.env, detached: true, stdio: [c.config.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+  proc.stdin?.on('error', () => undefined);
+  const spawned = new Promise<Error | undefined>((resolve) => {
+    proc.once('spawn', () => resolve(undefined));
+    proc.once('error', (e) => resolve(e));
+  });
+  const err = await spawned;
+  if (err) {
+    const msg = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `exec: "${c.argv[0]}": executable file not found in $PATH` : err.message;
+    markExited(c, 128, 'StartError', `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: ${msg}: unknown`);
+    await log.close();
+    throw new CriError(GRPC_UNKNOWN, c.message);
+  }
+  c.proc = proc;
+  c.state = 'CONTAINER_RUNNING';
+  c.startedAt = nowNanos();
+  log.follow(proc.stdout!, 'stdout');
+  log.follow(proc.stderr!, 'stderr');
+  // Attached connections see the output too (the log writer reads it as text).
+  proc.stdout!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stdout?.(Buffer.from(d))));
+  proc.stderr!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stderr?.(Buffer.from(d))));
+  c.exited = new Promise((resolve) => {
+    proc.once('close', (code, signal) => {
+      const exit = exitCode(code, signal);
+      markExited(c, exit, exit === 0 ? 'Completed' : 'Error');
+      c.proc = undefined;
+      void log.close().then(resolve);
+    });
+  });
+}
+
+/** Stops a running container's process group and waits for it to exit (and its log to close). */
+export async function stopProcess(c: Ctr, timeoutSeconds: number): Promise<void> {
+  const proc = c.proc;
+  if (!proc?.pid) return;
+  const pid = proc.pid;
+  signalGroup(pid, timeoutSeconds > 0 ? 'SIGTERM' : 'SIGKILL');
+  if (timeoutSeconds > 0) {
+    const killer = setTimeout(() => signalGroup(pid, 'SIGKILL'), timeoutSeconds * 1000);
+    await c.exited;
+    clearTimeout(killer);
+  } else await c.exited;
+}
