@@ -36,6 +36,13 @@ if (!filter.length && !process.env.SKIP_TYPECHECK) {
     console.log('# typecheck failed');
     process.exit(tsc.status ?? 1);
   }
+  // Lint (biome.json's rules); a warning fails too.
+  console.log('# lint: biome lint');
+  const lint = spawnSync(join(root, 'node_modules/.bin/biome'), ['lint', '--error-on-warnings', '.'], { cwd: root, stdio: 'inherit' });
+  if (lint.status !== 0) {
+    console.log('# lint failed: `npx biome lint --write .` fixes what it can');
+    process.exit(lint.status ?? 1);
+  }
 }
 
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';

@@ -75,7 +75,7 @@ current-context: kubeling
 
 async function main(): Promise<void> {
   const existing = readState();
-  if (existing && existing.components.every((c) => alive(c.pid)) && (await healthy(`${existing.apiserverURL}/readyz`))) {
+  if (existing?.components.every((c) => alive(c.pid)) && (await healthy(`${existing.apiserverURL}/readyz`))) {
     console.log(`kubeling is already up at ${existing.apiserverURL}`);
     printNext();
     return;

@@ -207,7 +207,11 @@ describe('official clients', () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(real!.kubeconfig);
     const chunks: Buffer[] = [];
-    const out = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c), cb()) });
+    const out = new Writable({ write: (c: Buffer, _e, cb) => {
+        chunks.push(c);
+        cb();
+      },
+    });
     const status = await new Promise<k8s.V1Status>((resolve, reject) => {
       new k8s.Exec(kc).exec(NS, 'sh', 'sh', ['sh', '-c', 'echo from-node; exit 4'], out, null, null, false, (s) => resolve(s)).catch(reject);
     });

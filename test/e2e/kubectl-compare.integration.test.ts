@@ -302,7 +302,7 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   await waitFor(async () => /^NAME +READY/.test(watchOut), 10_000, 'the first rows');
   // edit through $EDITOR: replicas 3 → 2.
   const edited = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, 'edit', 'deployment/web', '-n', ns], {
-    out: (s) => (watchOut += ''),
+    out: () => (watchOut += ''),
     err: () => undefined,
     env: { HOME: dir },
     edit: (file) => {

@@ -48,7 +48,11 @@ async function identity(cn: string, orgs: string[] = []): Promise<ClientConfig> 
 before(async () => {
   if (!kubectlBin) return;
   dir = mkdtempSync(join(tmpdir(), 'e2e-story-'));
-  const sink = new Writable({ write: (chunk, _e, cb) => (audit.push(...chunk.toString().split('\n').filter(Boolean).map((l: string) => JSON.parse(l))), cb()) });
+  const sink = new Writable({ write: (chunk, _e, cb) => {
+      audit.push(...chunk.toString().split('\n').filter(Boolean).map((l: string) => JSON.parse(l)));
+      cb();
+    },
+  });
   env = await startTestEnv({ secure: true, server: { audit: pino({ level: 'info' }, sink) } });
   mgr = new ControllerManager({ config: await identity('system:kube-controller-manager'), controllers: ['*'], leaderElect: false, log: pino({ level: 'silent' }) });
   await mgr.start();

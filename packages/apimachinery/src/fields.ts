@@ -110,7 +110,7 @@ function splitTerm(term: string): [lhs: string, op: (typeof TERM_OPERATORS)[numb
   return undefined;
 }
 
-const getter = (get: FieldGetter) => (typeof get === 'function' ? get : (f: string) => (Object.prototype.hasOwnProperty.call(get, f) ? get[f] : undefined));
+const getter = (get: FieldGetter) => (typeof get === 'function' ? get : (f: string) => (Object.hasOwn(get, f) ? get[f] : undefined));
 
 function makeSelector(reqs: readonly FieldRequirement[]): FieldSelector {
   const requirements = Object.freeze(reqs.map((r) => Object.freeze({ ...r })));

@@ -27,7 +27,7 @@ export function rfc3339Micro(d: Date = new Date()): string {
 
 /** k8s.io/apimachinery/pkg/util/duration.HumanDuration. */
 export function humanDuration(ms: number): string {
-  let seconds = Math.floor(ms / 1000);
+  const seconds = Math.floor(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 60 * 2) return `${seconds}s`;

@@ -227,7 +227,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   });
 
   // ---- lifecycle -----------------------------------------------------------------
-  const compaction = startCompaction(storage, () => cachers.values(), opts.compactionIntervalMs ?? 5 * 60_000, (err) => opts.logger && opts.logger.warn({ err }, 'compaction failed'));
+  const compaction = startCompaction(storage, () => cachers.values(), opts.compactionIntervalMs ?? 5 * 60_000, (err) => {
+    if (opts.logger) opts.logger.warn({ err }, 'compaction failed');
+  });
 
   app.addHook('onReady', async () => {
     await Promise.all([...cachers.values()].map((c) => c.ready()));

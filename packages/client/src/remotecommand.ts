@@ -190,8 +190,12 @@ export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head
       if (client.readyState === client.OPEN) client.close(1000);
       if (upstream.readyState === upstream.OPEN) upstream.close(1000);
     };
-    client.on('close', closeBoth).on('error', () => (client.terminate(), upstream.terminate()));
-    upstream.on('close', closeBoth).on('error', () => (client.terminate(), upstream.terminate()));
+    const terminateBoth = () => {
+      client.terminate();
+      upstream.terminate();
+    };
+    client.on('close', closeBoth).on('error', terminateBoth);
+    upstream.on('close', closeBoth).on('error', terminateBoth);
     if (upstreamClosed) closeBoth();
   });
 }

@@ -115,7 +115,7 @@ export class GrpcRuntime implements CriRuntime {
   }
   async imageStatus(image: ImageSpec): Promise<Image | undefined> {
     const res = await this.call<any>(this.img, 'ImageStatus', { image });
-    return res.image && res.image.id ? res.image : undefined;
+    return res.image?.id ? res.image : undefined;
   }
   async pullImage(image: ImageSpec, sandboxConfig?: object): Promise<string> {
     return (await this.call<any>(this.img, 'PullImage', { image, ...(sandboxConfig ? { sandbox_config: sandboxConfig } : {}) })).image_ref;

@@ -16,8 +16,6 @@ const MAX_LINE = 16 * 1024;
 
 export class CriLogWriter {
   private readonly out: WriteStream | undefined;
-  private pending = 0;
-
   constructor(path: string) {
     if (!path) return;
     mkdirSync(dirname(path), { recursive: true });
@@ -27,7 +25,6 @@ export class CriLogWriter {
   /** Copies a stream into the log, line by line. */
   follow(stream: Readable, name: 'stdout' | 'stderr'): void {
     let rest = '';
-    this.pending++;
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
       rest += chunk;
@@ -44,7 +41,6 @@ export class CriLogWriter {
     stream.on('end', () => {
       if (rest) this.line(name, 'F', rest);
       rest = '';
-      this.pending--;
     });
   }
 

@@ -4,7 +4,7 @@
  * its command line (`TYPE NAME...`, `TYPE/NAME...`, `TYPE1,TYPE2`, `-f`
  * files, directories with `-R`, stdin).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { extname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -156,7 +156,7 @@ export class Ctx {
     const files: string[] = [];
     const visit = (p: string, top: boolean) => {
       if (p === '-') return files.push(p);
-      let st;
+      let st: Stats;
       try {
         st = statSync(p);
       } catch {

@@ -40,7 +40,7 @@ export class PodManager {
     this.state = new PodState(o.backoffInitialMs, o.backoffMaxMs);
     this.probes = new ProbeManager(o.runtime, {
       changed: (uid) => this.trigger(uid),
-      failed: (uid, container, kind, output) => {
+      failed: (uid, _container, kind, output) => {
         const pod = this.state.pods.get(uid);
         if (pod) void o.recorder.event(pod, 'Warning', 'Unhealthy', `${kind[0]!.toUpperCase()}${kind.slice(1)} probe failed: ${output}`);
       },

@@ -56,7 +56,7 @@ export class ProbeManager {
       const k = this.key(podUID, containerId, kind);
       if (this.workers.has(k)) continue;
       const period = (probe.periodSeconds ?? 10) * 1000;
-      const w: Worker = { timer: undefined as unknown as NodeJS.Timeout, result: kind !== 'readiness' && kind !== 'startup' ? true : false, successes: 0, failures: 0, stopped: false };
+      const w: Worker = { timer: undefined as unknown as NodeJS.Timeout, result: kind !== 'readiness' && kind !== 'startup', successes: 0, failures: 0, stopped: false };
       this.workers.set(k, w);
       const tick = async () => {
         if (w.stopped) return;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CriError, GrpcRuntime, parseCriLine, serveCri, type CriServer, type PodSandboxConfig } from '@kubeling/cri';
+import { type CriError, GrpcRuntime, parseCriLine, serveCri, type CriServer, type PodSandboxConfig } from '@kubeling/cri';
 import WebSocket from 'ws';
 import { KubelingRuntime } from './runtime.js';
 import { parseImageRef } from './images.js';

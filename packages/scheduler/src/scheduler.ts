@@ -414,7 +414,7 @@ export class Scheduler {
     const status = pod.status ?? {};
     const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
     const old = (status.conditions ?? []).find((c) => c.type === 'PodScheduled');
-    const changed = !old || old.status !== 'False' || old.reason !== 'Unschedulable' || old.message !== message;
+    const changed = old?.status !== 'False' || old.reason !== 'Unschedulable' || old.message !== message;
     const cond = changed ? { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: old?.status === 'False' ? old.lastTransitionTime : rfc3339(), reason: 'Unschedulable', message } : old;
     // A merge patch of the status: `lastProbeTime: null` clears the field.
     const patch: { conditions?: unknown[]; nominatedNodeName?: string } = {};

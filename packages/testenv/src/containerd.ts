@@ -50,6 +50,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
   const busybox = ociImage(layer, { Cmd: ['sh'] });
   const pause = ociImage(layer, { Entrypoint: ['/bin/sleep'], Cmd: ['inf'] });
   // The "nginx" image: busybox httpd on $NGINX_PORT (80 by default), logging each request.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for the image's shell
   const nginx = ociImage(layer, { Entrypoint: ['/bin/sh', '-c', 'exec httpd -f -v -p "${NGINX_PORT:-80}" -h /var/www'] });
   const registry = await startRegistry({ 'library/busybox:latest': busybox, 'library/nginx:1.27': nginx, 'library/nginx:latest': nginx, 'pause:3.10': pause });
   const n = opts.subnet ? Number(opts.subnet.split('.')[2]) : 100 + Math.floor(Math.random() * 150);

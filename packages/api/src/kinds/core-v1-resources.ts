@@ -122,7 +122,7 @@ export function validateResourceRequirements(resources: unknown, p: string, podC
     errs.push(...validateContainerResourceName(name, fp));
     errs.push(...validateResourceQuantityValue(name, value, fp));
     const q = parseExactQuantity(value);
-    if (Object.prototype.hasOwnProperty.call(limits, name)) {
+    if (Object.hasOwn(limits, name)) {
       const cmp = compareQuantities(value, limits[name]);
       const limit = canonicalQuantity(limits[name]);
       if (cmp !== undefined && cmp !== 0 && !isOvercommitAllowed(name)) {

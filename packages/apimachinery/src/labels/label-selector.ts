@@ -30,9 +30,9 @@ export function selectorFromLabelSelector(ls: LabelSelectorObject | null | undef
   const reqs: Requirement[] = [];
   for (const [k, v] of matchLabels) reqs.push(newRequirement(k, '=', [v]));
   for (const e of matchExpressions) {
-    const op = Object.prototype.hasOwnProperty.call(EXPRESSION_OPERATORS, e.operator) ? EXPRESSION_OPERATORS[e.operator] : undefined;
+    const op = Object.hasOwn(EXPRESSION_OPERATORS, e.operator) ? EXPRESSION_OPERATORS[e.operator] : undefined;
     if (!op) throw new SelectorParseError(`${goQuote(String(e.operator))} is not a valid label selector operator`);
-    reqs.push(newRequirement(e.key, op, e.values && e.values.length ? [...e.values] : null));
+    reqs.push(newRequirement(e.key, op, e.values?.length ? [...e.values] : null));
   }
   return everything().add(...reqs);
 }

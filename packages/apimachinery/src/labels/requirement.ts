@@ -105,7 +105,7 @@ export function newRequirement(key: string, operator: string, values: readonly s
 }
 
 const has = (labels: Readonly<Record<string, string>> | null | undefined, key: string): labels is Readonly<Record<string, string>> =>
-  labels !== null && labels !== undefined && Object.prototype.hasOwnProperty.call(labels, key);
+  labels !== null && labels !== undefined && Object.hasOwn(labels, key);
 
 /** upstream Requirement.Matches. */
 export function requirementMatches(r: Requirement, labels: Readonly<Record<string, string>> | null | undefined): boolean {

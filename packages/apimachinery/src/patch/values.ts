@@ -12,7 +12,7 @@ type Obj = Record<string, unknown>;
 
 export const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+export const hasOwn = (o: object, k: string): boolean => Object.hasOwn(o, k);
 
 /** Sets an own property, also for `__proto__` (plain assignment would change the prototype). */
 export function setKey(o: Obj, k: string, v: unknown): void {

@@ -66,7 +66,7 @@ export interface NodeRestrictionLookups {
 
 /** The node a user is, if it is one: `system:node:<name>` in `system:nodes`. */
 export function nodeIdentity(user: { name: string; groups: string[] } | undefined): string | undefined {
-  if (!user || !user.name.startsWith('system:node:') || !user.groups.includes('system:nodes')) return undefined;
+  if (!user?.name.startsWith('system:node:') || !user.groups.includes('system:nodes')) return undefined;
   return user.name.slice('system:node:'.length);
 }
 
@@ -116,7 +116,7 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
   constructor(private readonly lookups: NodeRestrictionLookups) {}
 
   handles(a: AdmissionAttributes): boolean {
-    return HANDLED.has(a.resource) && a.user !== undefined && a.user.name.startsWith('system:node:') && a.user.groups.includes('system:nodes');
+    return HANDLED.has(a.resource) && nodeIdentity(a.user) !== undefined;
   }
 
   /** Creates and updates. */
@@ -201,7 +201,7 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
   private async token(tr: KubeObject, a: AdmissionAttributes, node: string, deny: (why: string) => Error): Promise<void> {
     const spec = (tr as TokenRequest).spec;
     const ref = spec?.boundObjectRef;
-    if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) throw deny('node requested token not bound to a pod');
+    if (ref?.apiVersion !== 'v1' || ref.kind !== 'Pod' || !ref.name) throw deny('node requested token not bound to a pod');
     if (!ref.uid) throw deny('node requested token with a pod binding without a uid');
     const pod = await this.lookups.pod(a.namespace ?? '', ref.name);
     if (!pod) throw notFoundAs('pod', ref.name);

@@ -73,19 +73,19 @@ export class LimitRanger implements MutatingAdmission, ValidatingAdmission {
       const res = (c.resources ??= {});
       for (const l of limits) {
         for (const [r, q] of Object.entries(l.default ?? {})) {
-          if ((res.limits ?? {})[r] === undefined) {
+          if (res.limits?.[r] === undefined) {
             (res.limits ??= {})[r] = q;
             set.push(`${r} limit for container ${c.name}`);
           }
         }
         for (const [r, q] of Object.entries(l.defaultRequest ?? {})) {
-          if ((res.requests ?? {})[r] === undefined) {
+          if (res.requests?.[r] === undefined) {
             (res.requests ??= {})[r] = q;
             set.push(`${r} request for container ${c.name}`);
           }
         }
       }
-      for (const [r, q] of Object.entries(res.limits ?? {})) if ((res.requests ?? {})[r] === undefined && limits.some((l) => l.default?.[r] !== undefined)) (res.requests ??= {})[r] = q;
+      for (const [r, q] of Object.entries(res.limits ?? {})) if (res.requests?.[r] === undefined && limits.some((l) => l.default?.[r] !== undefined)) (res.requests ??= {})[r] = q;
     }
     if (set.length) pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), 'kubernetes.io/limit-ranger': `LimitRanger plugin set: ${set.join('; ')}` };
   }

@@ -11,7 +11,11 @@ const lines: string[] = [];
 let admin: { certPem: string; keyPem: string };
 
 before(async () => {
-  const sink = new Writable({ write: (chunk, _e, cb) => (lines.push(...chunk.toString().split('\n').filter(Boolean)), cb()) });
+  const sink = new Writable({ write: (chunk, _e, cb) => {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      cb();
+    },
+  });
   env = await startTestEnv({ secure: true, server: { audit: pino({ level: 'info' }, sink) } });
   admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
 });

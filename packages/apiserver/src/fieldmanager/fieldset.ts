@@ -212,7 +212,7 @@ export function collect(value: unknown, schema: SchemaNode | undefined, base: Pa
       const entries = Object.entries(v as Obj);
       if (!entries.length || isAtomicMap(s)) return leaf(p, v);
       // Granular maps (no declared fields) are members themselves; structs are not.
-      const isMap = !s || !s.properties;
+      const isMap = !s?.properties;
       if (isMap && p.length) set.add(p);
       for (const [k, c] of entries) walk(c, childSchema(s, k), [...p, `f:${k}`]);
       return;

@@ -79,7 +79,7 @@ export function parseBody(raw: Buffer | undefined, contentType: string, what = '
 export function parseBodyFull(raw: Buffer | undefined, contentType: string, what = 'request'): ParsedBody {
   const mt = mediaType(contentType);
   if (mt === PROTOBUF_TYPE) {
-    const value = raw && raw.length ? decodeProtobufBody(raw) : null;
+    const value = raw?.length ? decodeProtobufBody(raw) : null;
     checkDepth(value, (d) => new BodySyntaxError(`protobuf message nested deeper than ${d}`));
     return { value, numberText: undefined };
   }
@@ -152,7 +152,7 @@ export function yamlDepth(text: string, stopAbove = MAX_YAML_DEPTH): number {
         j += 2;
         while (line[j] === ' ') j++;
       }
-      if (isSeq && /^[^#\[{'"]*:(\s|$)/.test(line.slice(j))) open.push({ indent: j, seq: false });
+      if (isSeq && /^[^#[{'"]*:(\s|$)/.test(line.slice(j))) open.push({ indent: j, seq: false });
       level = open.length;
       max = Math.max(max, level);
     }
@@ -325,7 +325,7 @@ const META_AS = new Set(['Table', 'PartialObjectMetadata', 'PartialObjectMetadat
  * partial-metadata conversion of a version that exists.
  */
 export function negotiate(accept: string | undefined): void {
-  if (!accept || !accept.trim()) return;
+  if (!accept?.trim()) return;
   for (const part of accept.split(',')) {
     const [type, ...rest] = part.split(';').map((s) => s.trim());
     if (!SERVED.has((type ?? '').toLowerCase())) continue;

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ResourceDef } from '@kubeling/api';
 import { badRequest, goJSONKind, isPlainObject, unsupportedMediaType } from '@kubeling/apimachinery';
 import type { RequestInfo } from './request-info.js';
-import { BODY_TYPES, BodySyntaxError, PROTOBUF_TYPE, YAML_TYPE, checkObjectBody, encode, mediaType, parseBodyFull, summarizeBody, wantsYaml, type FieldValidation } from './codec.js';
+import { BODY_TYPES, BodySyntaxError, PROTOBUF_TYPE, YAML_TYPE, checkObjectBody, encode, mediaType, parseBodyFull, summarizeBody, wantsYaml, type FieldValidation, type ParsedBody } from './codec.js';
 import type { Store } from '../registry/store.js';
 import type { EtcdStorage } from '../storage/etcd.js';
 import type { Authenticator, Authorizer, RbacAuthorizer, ServiceAccountTokens } from '../auth/index.js';
@@ -57,7 +57,7 @@ export function decodeObject(c: HandlerContext, def: ResourceDef, validation: Fi
   const raw = c.req.body as Buffer | undefined;
   const unrecognized = (why: string) => badRequest(`the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(raw)})`);
   const json = mt !== YAML_TYPE && mt !== PROTOBUF_TYPE;
-  let parsed;
+  let parsed: ParsedBody;
   try {
     parsed = parseBodyFull(raw, ct);
   } catch (e) {

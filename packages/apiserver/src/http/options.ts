@@ -148,7 +148,7 @@ export function deleteOptions(c: HandlerContext): DeleteOptions {
   const q = c.req.query as Query;
   let body: Record<string, unknown> | undefined;
   const raw = c.req.body as Buffer | undefined;
-  if (raw && raw.length) {
+  if (raw?.length) {
     const parsed = parseBody(raw, c.req.headers['content-type'] ?? 'application/json');
     if (parsed !== null) {
       if (!isPlainObject(parsed)) {

@@ -141,7 +141,7 @@ export class StoreReader {
     let atRev = match === 'Exact' ? rvNum : 0;
     let from = keyPrefix;
     if (cont) {
-      atRev = cont.rv > 0 ? cont.rv : 0;
+      atRev = Math.max(cont.rv , 0);
       from = keyPrefix + cont.start;
     }
     const end = prefixEnd(keyPrefix);

@@ -10,7 +10,7 @@
  * A lost race surfaces as `StorageConflict` carrying the current object from the
  * Else branch, so `guaranteedUpdate` can retry without another read.
  */
-import { Etcd3, GRPCDeadlineExceededError, GRPCResourceExhastedError, isRecoverableError, type IOptions } from 'etcd3';
+import { Etcd3, GRPCDeadlineExceededError, GRPCResourceExhastedError, isRecoverableError, type IOptions, type IRangeResponse } from 'etcd3';
 import { ConstantBackoff, handleWhen, noop, retry, type IBackoff } from 'cockatiel';
 import type { KubeObject } from '@kubeling/api';
 import { StatusError, failure } from '@kubeling/apimachinery';
@@ -215,7 +215,7 @@ export class EtcdStorage {
     try {
       // An unbounded read is a page of the default size; callers follow `more`.
       let limit = opts.limit && opts.limit > 0 ? opts.limit : this.pageSize;
-      let res;
+      let res: IRangeResponse;
       for (;;) {
         try {
           res = await this.timed('list', () =>

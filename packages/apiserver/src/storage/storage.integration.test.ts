@@ -141,7 +141,7 @@ describe('etcd going away and coming back', () => {
         const { value, done } = await reader.read();
         if (done) return;
         buf += Buffer.from(value).toString();
-        let i;
+        let i: number;
         while ((i = buf.indexOf('\n')) >= 0) {
           const ev = JSON.parse(buf.slice(0, i));
           buf = buf.slice(i + 1);

@@ -6,7 +6,7 @@
 import type { KubeObject } from '@kubeling/api';
 import { isStatusError } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, dryRunSuffix, kindRef } from '../ctx.js';
+import { type Ctx, apiVersionOf, dryRunSuffix, kindRef } from '../ctx.js';
 import type { JsonObject } from '../json.js';
 import { resourcePath } from '../discovery.js';
 import { parseOutput, printObjects } from '../print/printers.js';

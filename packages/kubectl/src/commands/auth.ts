@@ -5,7 +5,7 @@
  */
 import type { authenticationv1, authorizationv1 } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx } from '../ctx.js';
+import type { Ctx } from '../ctx.js';
 import type { JsonObject } from '../json.js';
 import { columns, parseOutput, printObjects } from '../print/printers.js';
 

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { parseDocument } from 'yaml';
 import { kubeconfigPaths, loadKubeConfig, type KubeConfig } from '@kubeling/client';
 import { UsageError } from '../flags.js';
-import { Ctx } from '../ctx.js';
+import type { Ctx } from '../ctx.js';
 import type { JsonObject } from '../json.js';
 import { columns, parseOutput, printable, printObjects, toYaml } from '../print/printers.js';
 

@@ -7,7 +7,7 @@
 import type { KubeObject, batchv1 } from '@kubeling/api';
 import type { Status } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, dryRunSuffix, kindRef, parseLabels, pathOf } from '../ctx.js';
+import { type Ctx, apiVersionOf, dryRunSuffix, kindRef, parseLabels, pathOf } from '../ctx.js';
 import { asList, asNumber, asObject, asObjects, asString, asStringMap, nested, type JsonObject } from '../json.js';
 import { pathSegment, resourcePath, type Mapping } from '../discovery.js';
 import { attachRun } from './exec.js';

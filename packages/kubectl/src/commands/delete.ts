@@ -6,7 +6,7 @@
  */
 import { isStatusError } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, dryRunSuffix, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
+import { type Ctx, dryRunSuffix, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
 import { asString, nested, type JsonObject } from '../json.js';
 
 function propagation(cascade: string | undefined): string {

@@ -6,7 +6,7 @@
 import type { KubeObject } from '@kubeling/api';
 import { humanDuration, parseQuantity } from '@kubeling/apimachinery';
 import { asList, asObject, asObjects, asString, nested, type JsonObject } from '../json.js';
-import { Lines, annotationsShown, rfc1123z } from './describe-text.js';
+import { type Lines, annotationsShown, rfc1123z } from './describe-text.js';
 
 function containerState(d: Lines, title: string, state: unknown): void {
   const s = asObject(state);

@@ -7,7 +7,7 @@
 import type { KubeList, KubeObject } from '@kubeling/api';
 import { humanDuration } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, pathOf, type Target } from '../ctx.js';
+import { type Ctx, apiVersionOf, pathOf, type Target } from '../ctx.js';
 import { asList, asNumber, asObject, asObjects, nested } from '../json.js';
 import { describeNode, describePod } from './describe-pod.js';
 import { Lines, annotationsShown, header, selectorText } from './describe-text.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf } from '../ctx.js';
+import { type Ctx, apiVersionOf } from '../ctx.js';
 import type { JsonObject } from '../json.js';
 import { resourcePath } from '../discovery.js';
 import { printable, toYaml } from '../print/printers.js';

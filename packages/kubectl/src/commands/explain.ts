@@ -3,7 +3,7 @@
  * server's OpenAPI v3 documents, in kubectl's plaintext layout.
  */
 import { UsageError } from '../flags.js';
-import { Ctx } from '../ctx.js';
+import type { Ctx } from '../ctx.js';
 
 /** An OpenAPI v3 schema, as far as explain reads it. */
 interface Schema {

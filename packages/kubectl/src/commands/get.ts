@@ -6,7 +6,7 @@
 import type { KubeList, KubeObject, ObjectMeta } from '@kubeling/api';
 import type { Status } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, kindRef, pathOf, type Target } from '../ctx.js';
+import { type Ctx, apiVersionOf, kindRef, pathOf, type Target } from '../ctx.js';
 import { columns, parseOutput, printObjects, type Output } from '../print/printers.js';
 import { relaxed, select } from '../print/jsonpath.js';
 
@@ -122,7 +122,7 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
       if (!data) data = d;
       else data.rows.push(...d.rows);
     }
-    if (!data || !data.rows.length) continue;
+    if (!data?.rows.length) continue;
     if (printed) ctx.io.out('\n');
     ctx.io.out(columns(g.noHeaders ? data.rows : [data.header, ...data.rows]));
     printed = true;
@@ -149,7 +149,7 @@ async function watch(ctx: Ctx, targets: Target[], out: Output): Promise<number> 
   const query = { ...(g.selector ? { labelSelector: g.selector } : {}), ...(fieldSelector ? { fieldSelector } : {}) };
   const collection = pathOf({ ...t, name: undefined });
   let headerDone = g.noHeaders;
-  let widths: number[] = [];
+  const widths: number[] = [];
   // Rows after the first print keep its column widths, so a watch stays aligned.
   const printRows = (d: TableData) => {
     const rows = headerDone ? d.rows : [d.header, ...d.rows];

@@ -1,7 +1,7 @@
 /** `version`, `api-resources`, `api-versions`, `cluster-info` and `logs` (and the pod lookup `exec` shares). */
 import type { KubeList, KubeObject, corev1 } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, pathOf } from '../ctx.js';
+import { type Ctx, pathOf } from '../ctx.js';
 import { asObjects, asStringMap, nested, type JsonObject } from '../json.js';
 import { pathSegment } from '../discovery.js';
 import { columns, parseOutput, printObjects } from '../print/printers.js';

@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import type { KubeObject } from '@kubeling/api';
 import { isStatusError } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
-import { Ctx, apiVersionOf, dryRunSuffix, kindRef, pathOf, type Target } from '../ctx.js';
+import { type Ctx, apiVersionOf, dryRunSuffix, kindRef, pathOf, type Target } from '../ctx.js';
 import { asObject, asObjects, nested, type JsonObject } from '../json.js';
 import { parseOutput, printable, printObjects, toYaml } from '../print/printers.js';
 import { twoWayMergePatch } from './apply-merge.js';

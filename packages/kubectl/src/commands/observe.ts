@@ -4,7 +4,7 @@
  * Used by `rollout status` and `wait`.
  */
 import type { KubeObject } from '@kubeling/api';
-import { Ctx, pathOf, type Target } from '../ctx.js';
+import { type Ctx, pathOf, type Target } from '../ctx.js';
 
 /**
  * Calls `check` with the object (undefined once it is gone) until it returns

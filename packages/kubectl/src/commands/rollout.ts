@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeList, KubeObject, appsv1 } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
+import { type Ctx, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
 import { asList, asObject, asObjects, asStringMap, nested, type JsonObject } from '../json.js';
 import { observe } from './observe.js';
 

@@ -5,7 +5,7 @@
  */
 import type { KubeObject } from '@kubeling/api';
 import { UsageError } from '../flags.js';
-import { Ctx, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
+import { type Ctx, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
 import { asObjects, nested } from '../json.js';
 import { select } from '../print/jsonpath.js';
 import { observe } from './observe.js';

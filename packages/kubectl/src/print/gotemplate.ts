@@ -81,7 +81,7 @@ function words(s: string): string[] {
     } else if (c === '"' || c === '`' || c === "'") {
       let j = i + 1;
       while (j < s.length && s[j] !== c) j += s[j] === '\\' && c !== '`' ? 2 : 1;
-      let end = j + 1;
+      const end = j + 1;
       // A field chain after a parenthesis or literal is not meaningful; keep the literal.
       out.push(s.slice(i, end));
       i = end;

@@ -298,6 +298,6 @@ export function evaluate(template: string, obj: unknown): string {
 export function select(expr: string, obj: unknown): unknown[] {
   const nodes = compile(relaxed(expr));
   const p = nodes.find((n) => n.t === 'path');
-  if (!p || p.t !== 'path') return [];
+  if (p?.t !== 'path') return [];
   return walk(p.steps, obj, obj);
 }

@@ -243,7 +243,7 @@ export const corePrinters: Record<string, Printer> = {
       const last = e.lastTimestamp ?? e.deprecatedLastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
       const first = e.firstTimestamp ?? e.deprecatedFirstTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
       const src = e.source?.component ?? e.reportingComponent ?? e.reportingController ?? '';
-      return [last ? humanDuration(now - Date.parse(last)) : '<unknown>', e.type ?? '', e.reason ?? '', eventObject(e), e.message ?? e.note ?? '', (e.involvedObject ?? e.regarding ?? {}).fieldPath ?? '', src, first ? humanDuration(now - Date.parse(first)) : '<unknown>', e.count ?? e.deprecatedCount ?? 1, e.metadata?.name];
+      return [last ? humanDuration(now - Date.parse(last)) : '<unknown>', e.type ?? '', e.reason ?? '', eventObject(e), e.message ?? e.note ?? '', (e.involvedObject ?? e.regarding)?.fieldPath ?? '', src, first ? humanDuration(now - Date.parse(first)) : '<unknown>', e.count ?? e.deprecatedCount ?? 1, e.metadata?.name];
     },
   ),
   '/persistentvolumeclaims': printer<PrintedClaim>(

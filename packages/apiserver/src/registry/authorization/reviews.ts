@@ -36,7 +36,7 @@ export function subjectAccessReview(kind: 'SubjectAccessReview' | 'LocalSubjectA
 
 /** SelfSubjectRulesReview: the requester's RBAC rules in the namespace (everything without authorization). */
 export function selfSubjectRulesReview(obj: KubeObject, deps: { authorizer?: Authorizer | undefined; rbac?: RbacAuthorizer | undefined; requester?: UserInfo | undefined }): Record<string, unknown> {
-  const ns = ((obj as { spec?: { namespace?: string } }).spec ?? {}).namespace;
+  const ns = (obj as { spec?: { namespace?: string } }).spec?.namespace;
   let resourceRules: Record<string, unknown>[] = [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }];
   let nonResourceRules: Record<string, unknown>[] = [{ verbs: ['*'], nonResourceURLs: ['*'] }];
   if (deps.authorizer && deps.rbac) {

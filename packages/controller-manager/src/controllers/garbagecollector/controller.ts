@@ -134,7 +134,7 @@ export class GarbageCollector extends QueueController {
 
   private async processOwner(uid: string): Promise<{ requeueAfterMs?: number } | void> {
     const node = this.byUid.get(uid);
-    if (!node || !node.obj.metadata.deletionTimestamp) return;
+    if (!node?.obj.metadata.deletionTimestamp) return;
     const { def, obj } = node;
     const fin = obj.metadata.finalizers ?? [];
     const deps = [...(this.dependents.get(uid) ?? [])].map((k) => this.nodes.get(k)).filter((n): n is Node => !!n);

@@ -22,7 +22,7 @@ export class NamespaceController extends QueueController {
 
   async reconcile(name: string): Promise<{ requeueAfterMs?: number } | void> {
     const ns = this.namespaces.store.get(name);
-    if (!ns || !ns.metadata.deletionTimestamp) return;
+    if (!ns?.metadata.deletionTimestamp) return;
     let remaining = 0;
     for (const r of collections) {
       const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;

@@ -24,7 +24,7 @@ const statusOf = (node: Node): NodeStatusView => (node.status ?? {}) as NodeStat
 
 /** When a pod must leave a node with these NoExecute taints: ms from now, 0 at once, undefined never. */
 export function evictionDelay(pod: Pod, taints: Taint[], now: number): number | undefined {
-  let delay: number | undefined = undefined;
+  let delay: number | undefined ;
   const tolerations = pod.spec!.tolerations ?? [];
   for (const taint of taints.filter((x) => x.effect === 'NoExecute')) {
     const matching = tolerations.filter((t) => tolerates(t, taint));
