@@ -13,8 +13,8 @@
  * victims.
  */
 import type { KubeObject, policyv1 } from '@kubeling/api';
-import { selectorFromLabelSelector } from '@kubeling/apimachinery';
-import type { NodeInfo, PodInfo, Status } from './framework/types.js';
+import { rfc3339, selectorFromLabelSelector } from '@kubeling/apimachinery';
+import type { NodeInfo, Pod, PodInfo, Status } from './framework/types.js';
 import type { Profile } from './framework/profile.js';
 
 export const NOT_HELPFUL = 'Preemption is not helpful for scheduling';
@@ -56,7 +56,9 @@ export function eligibleToPreempt(pod: PodInfo, nodeOf: (name: string) => NodeIn
   if (nominated) {
     const n = nodeOf(nominated);
     // Victims of an earlier preemption are still leaving: wait for them.
-    if (n) for (const p of n.pods.values()) if (p.pod.metadata.deletionTimestamp && p.priority < pod.priority) return 'not eligible due to a terminating pod on the nominated node.';
+    if (n)
+      for (const p of n.pods.values())
+        if (p.pod.metadata.deletionTimestamp && p.priority < pod.priority) return 'not eligible due to a terminating pod on the nominated node.';
   }
   return undefined;
 }
@@ -182,3 +184,14 @@ export function preempt(ctx: PreemptionContext, pod: PodInfo, diagnosis: Map<str
   return { candidate: best, message: '' };
 }
 
+/** The status patch that marks a victim before it is deleted: the DisruptionTarget condition, as upstream's preemption writes it. */
+export function disruptionTargetPatch(victim: Pod, schedulerName: string): { status: { conditions: unknown[] } } {
+  const condition = {
+    type: 'DisruptionTarget',
+    status: 'True',
+    lastTransitionTime: rfc3339(),
+    reason: 'PreemptionByScheduler',
+    message: `${schedulerName}: preempting to accommodate a higher priority pod`,
+  };
+  return { status: { conditions: [...(victim.status?.conditions ?? []).filter((x) => x.type !== 'DisruptionTarget'), condition] } };
+}

@@ -14,7 +14,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { SchedulerCache } from './cache.js';
 import type { Profile, SchedulerConfig } from './framework/profile.js';
 import { PodInfo, podKey, type CycleState, type Node, type NodeInfo, type Pod, type PodDisruptionBudget, type Status } from './framework/types.js';
-import { eligibleToPreempt, preempt, type Candidate } from './preemption.js';
+import { disruptionTargetPatch, eligibleToPreempt, preempt, type Candidate } from './preemption.js';
 import { SchedulingQueue, type QueuedPod } from './queue.js';
 
 export const MIN_FEASIBLE_NODES = 100;
@@ -91,11 +91,33 @@ export class Scheduler {
     const registers = o.metrics ? [o.metrics] : [];
     const self = this;
     this.m = {
-      attempts: new Counter({ name: 'scheduler_schedule_attempts_total', help: 'Number of attempts to schedule pods, by the result.', labelNames: ['result', 'profile'], registers }),
-      attemptDuration: new Histogram({ name: 'scheduler_scheduling_attempt_duration_seconds', help: 'Scheduling attempt latency in seconds (scheduling algorithm + binding).', labelNames: ['result', 'profile'], buckets: [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048], registers }),
-      e2e: new Histogram({ name: 'scheduler_pod_scheduling_sli_duration_seconds', help: 'E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.', labelNames: ['attempts'], buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96], registers }),
+      attempts: new Counter({
+        name: 'scheduler_schedule_attempts_total',
+        help: 'Number of attempts to schedule pods, by the result.',
+        labelNames: ['result', 'profile'],
+        registers,
+      }),
+      attemptDuration: new Histogram({
+        name: 'scheduler_scheduling_attempt_duration_seconds',
+        help: 'Scheduling attempt latency in seconds (scheduling algorithm + binding).',
+        labelNames: ['result', 'profile'],
+        buckets: [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048],
+        registers,
+      }),
+      e2e: new Histogram({
+        name: 'scheduler_pod_scheduling_sli_duration_seconds',
+        help: 'E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.',
+        labelNames: ['attempts'],
+        buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96],
+        registers,
+      }),
       preemptionAttempts: new Counter({ name: 'scheduler_preemption_attempts_total', help: 'Total preemption attempts in the cluster till now.', registers }),
-      preemptionVictims: new Histogram({ name: 'scheduler_preemption_victims', help: 'Number of selected preemption victims.', buckets: [1, 2, 4, 8, 16, 32, 64], registers }),
+      preemptionVictims: new Histogram({
+        name: 'scheduler_preemption_victims',
+        help: 'Number of selected preemption victims.',
+        buckets: [1, 2, 4, 8, 16, 32, 64],
+        registers,
+      }),
     };
     new Gauge({
       name: 'scheduler_pending_pods',
@@ -415,14 +437,27 @@ export class Scheduler {
     const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
     const old = (status.conditions ?? []).find((c) => c.type === 'PodScheduled');
     const changed = old?.status !== 'False' || old.reason !== 'Unschedulable' || old.message !== message;
-    const cond = changed ? { type: 'PodScheduled', status: 'False', lastProbeTime: null, lastTransitionTime: old?.status === 'False' ? old.lastTransitionTime : rfc3339(), reason: 'Unschedulable', message } : old;
+    const cond = changed
+      ? {
+          type: 'PodScheduled',
+          status: 'False',
+          lastProbeTime: null,
+          lastTransitionTime: old?.status === 'False' ? old.lastTransitionTime : rfc3339(),
+          reason: 'Unschedulable',
+          message,
+        }
+      : old;
     // A merge patch of the status: `lastProbeTime: null` clears the field.
     const patch: { conditions?: unknown[]; nominatedNodeName?: string } = {};
     if (changed) patch.conditions = [...conditions, cond];
     if (nominatedNode && status.nominatedNodeName !== nominatedNode) patch.nominatedNodeName = nominatedNode;
     if (!Object.keys(patch).length) return;
     try {
-      await this.o.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { status: patch }, 'application/merge-patch+json');
+      await this.o.client.patch(
+        `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`,
+        { status: patch },
+        'application/merge-patch+json',
+      );
     } catch (e) {
       if (!isNotFound(e)) this.o.log.warn({ pod: podKey(pod), err: (e as Error).message }, 'updating pod condition failed');
     }
@@ -435,11 +470,8 @@ export class Scheduler {
       c.victims.map(async (v) => {
         const { namespace, name } = v.pod.metadata;
         try {
-          await this.o.client.patch(
-            `/api/v1/namespaces/${namespace}/pods/${name}/status`,
-            { status: { conditions: [...(v.pod.status?.conditions ?? []).filter((x) => x.type !== 'DisruptionTarget'), { type: 'DisruptionTarget', status: 'True', lastTransitionTime: rfc3339(), reason: 'PreemptionByScheduler', message: `${profile.schedulerName}: preempting to accommodate a higher priority pod` }] } },
-            'application/merge-patch+json',
-          );
+          const patch = disruptionTargetPatch(v.pod, profile.schedulerName);
+          await this.o.client.patch(`/api/v1/namespaces/${namespace}/pods/${name}/status`, patch, 'application/merge-patch+json');
           await this.o.client.delete(`/api/v1/namespaces/${namespace}/pods/${name}`);
           void this.recorder.event(v.pod, 'Normal', 'Preempted', `Preempted by pod ${preemptor.metadata.uid} on node ${c.node}`);
         } catch (e) {

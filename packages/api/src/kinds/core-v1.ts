@@ -5,303 +5,129 @@
  * fields this file does not name.
  */
 import { Type } from '@sinclair/typebox';
-import { boolean, bytes, int32, int64, intOrString, list, map, object, opaque, quantity, string, time, type Static, type TObject } from '../schema/dsl.js';
-import { kindOf, LabelSelector, ObjectMeta } from '../schema/meta.js';
+import { boolean, bytes, int32, intOrString, list, map, object, opaque, string, time, type Static } from '../schema/dsl.js';
+import { kindOf, LabelSelector } from '../schema/meta.js';
+import { C, openObject, resourceMap, ObjectReference, LocalObjectReference, EventSource, Taint, PodSpec, PodStatus, PodTemplateSpec } from './core-v1-pod.js';
 
-const C = 'io.k8s.api.core.v1.';
-const openObject = <T extends TObject>(o: T): T => ({ ...o, additionalProperties: true }) as T;
-
-export const ObjectReference = object(C + 'ObjectReference', 'ObjectReference contains enough information to let you inspect or modify the referred object.', {
-  kind: string('Kind of the referent.'),
-  namespace: string('Namespace of the referent.'),
-  name: string('Name of the referent.'),
-  uid: string('UID of the referent.'),
-  apiVersion: string('API version of the referent.'),
-  resourceVersion: string('Specific resourceVersion to which this reference is made, if any.'),
-  fieldPath: string('If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.'),
-});
-export const LocalObjectReference = object(C + 'LocalObjectReference', 'LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.', {
-  name: string('Name of the referent.'),
-});
-export const EventSource = object(C + 'EventSource', 'EventSource contains information for an event.', {
-  component: string('Component from which the event is generated.'),
-  host: string('Node name on which the event is generated.'),
-});
-
-const resourceMap = (d: string) => map(quantity(), d);
-
-export const ResourceRequirements = openObject(
-  object(C + 'ResourceRequirements', 'ResourceRequirements describes the compute resource requirements.', {
-    limits: resourceMap('Limits describes the maximum amount of compute resources allowed.'),
-    requests: resourceMap('Requests describes the minimum amount of compute resources required.'),
-  }),
-);
-export const ContainerPort = openObject(
-  object(C + 'ContainerPort', 'ContainerPort represents a network port in a single container.', {
-    name: string('If specified, this must be an IANA_SVC_NAME and unique within the pod.'),
-    hostPort: int32('Number of port to expose on the host.'),
-    containerPort: int32("Number of port to expose on the pod's IP address."),
-    protocol: string('Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP".'),
-    hostIP: string('What host IP to bind the external port to.'),
-  }, ['containerPort']),
-);
-export const ExecAction = object(C + 'ExecAction', 'ExecAction describes a "run in container" action.', {
-  command: list(Type.String(), 'Command is the command line to execute inside the container.', { listType: 'atomic' }),
-});
-export const HTTPHeader = object(C + 'HTTPHeader', 'HTTPHeader describes a custom header to be used in HTTP probes', {
-  name: string('The header field name.'),
-  value: string('The header field value'),
-}, ['name', 'value']);
-export const HTTPGetAction = object(C + 'HTTPGetAction', 'HTTPGetAction describes an action based on HTTP Get requests.', {
-  path: string('Path to access on the HTTP server.'),
-  port: intOrString('Name or number of the port to access on the container.'),
-  host: string('Host name to connect to, defaults to the pod IP.'),
-  scheme: string('Scheme to use for connecting to the host. Defaults to HTTP.'),
-  httpHeaders: list(HTTPHeader, 'Custom headers to set in the request. HTTP allows repeated headers.', { listType: 'atomic' }),
-}, ['port']);
-export const TCPSocketAction = object(C + 'TCPSocketAction', 'TCPSocketAction describes an action based on opening a socket', {
-  port: intOrString('Number or name of the port to access on the container.'),
-  host: string('Optional: Host name to connect to, defaults to the pod IP.'),
-}, ['port']);
-export const GRPCAction = object(C + 'GRPCAction', 'GRPCAction specifies an action involving a GRPC service.', {
-  port: int32('Port number of the gRPC service.'),
-  service: string('Service is the name of the service to place in the gRPC HealthCheckRequest.'),
-}, ['port']);
-export const SleepAction = object(C + 'SleepAction', 'SleepAction describes a "sleep" action.', {
-  seconds: int64('Seconds is the number of seconds to sleep.'),
-}, ['seconds']);
-export const Probe = object(C + 'Probe', 'Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic.', {
-  exec: ExecAction,
-  httpGet: HTTPGetAction,
-  tcpSocket: TCPSocketAction,
-  grpc: GRPCAction,
-  initialDelaySeconds: int32('Number of seconds after the container has started before liveness probes are initiated.'),
-  timeoutSeconds: int32('Number of seconds after which the probe times out. Defaults to 1 second.'),
-  periodSeconds: int32('How often (in seconds) to perform the probe. Default to 10 seconds.'),
-  successThreshold: int32('Minimum consecutive successes for the probe to be considered successful after having failed.'),
-  failureThreshold: int32('Minimum consecutive failures for the probe to be considered failed after having succeeded.'),
-  terminationGracePeriodSeconds: int64('Optional duration in seconds the pod needs to terminate gracefully upon probe failure.'),
-});
-export const LifecycleHandler = object(C + 'LifecycleHandler', 'LifecycleHandler defines a specific action that should be taken in a lifecycle hook.', {
-  exec: ExecAction,
-  httpGet: HTTPGetAction,
-  tcpSocket: TCPSocketAction,
-  sleep: SleepAction,
-});
-export const Lifecycle = object(C + 'Lifecycle', 'Lifecycle describes actions that the management system should take in response to container lifecycle events.', {
-  postStart: LifecycleHandler,
-  preStop: LifecycleHandler,
-  stopSignal: string('StopSignal defines which signal will be sent to a container when it is being stopped.'),
-});
-const keySelector = (name: string, what: string) =>
-  object(C + name, `Selects a key from a ${what}.`, {
-    name: string('Name of the referent.'),
-    key: string(`The key to select.`),
-    optional: boolean(`Specify whether the ${what} or its key must be defined`),
-  }, ['key']);
-export const EnvVarSource = object(C + 'EnvVarSource', 'EnvVarSource represents a source for the value of an EnvVar.', {
-  fieldRef: object(C + 'ObjectFieldSelector', 'ObjectFieldSelector selects an APIVersioned field of an object.', {
-    apiVersion: string('Version of the schema the FieldPath is written in terms of, defaults to "v1".'),
-    fieldPath: string('Path of the field to select in the specified API version.'),
-  }, ['fieldPath']),
-  resourceFieldRef: object(C + 'ResourceFieldSelector', 'ResourceFieldSelector represents container resources (cpu, memory) and their output format', {
-    containerName: string('Container name: required for volumes, optional for env vars'),
-    resource: string('Required: resource to select'),
-    divisor: quantity('Specifies the output format of the exposed resources, defaults to "1"'),
-  }, ['resource']),
-  configMapKeyRef: keySelector('ConfigMapKeySelector', 'ConfigMap'),
-  secretKeyRef: keySelector('SecretKeySelector', 'Secret'),
-});
-export const EnvFromSource = object(C + 'EnvFromSource', 'EnvFromSource represents the source of a set of ConfigMaps or Secrets', {
-  prefix: string('Optional text to prepend to the name of each environment variable.'),
-  configMapRef: object(C + 'ConfigMapEnvSource', 'ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.', {
-    name: string('Name of the referent.'),
-    optional: boolean('Specify whether the ConfigMap must be defined'),
-  }),
-  secretRef: object(C + 'SecretEnvSource', 'SecretEnvSource selects a Secret to populate the environment variables with.', {
-    name: string('Name of the referent.'),
-    optional: boolean('Specify whether the Secret must be defined'),
-  }),
-});
-export const EnvVar = openObject(
-  object(C + 'EnvVar', 'EnvVar represents an environment variable present in a Container.', {
-    name: string('Name of the environment variable.'),
-    value: string('Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container.'),
-    valueFrom: EnvVarSource,
-  }, ['name']),
-);
-export const VolumeMount = openObject(
-  object(C + 'VolumeMount', 'VolumeMount describes a mounting of a Volume within a container.', {
-    name: string('This must match the Name of a Volume.'),
-    mountPath: string('Path within the container at which the volume should be mounted.'),
-    readOnly: boolean('Mounted read-only if true, read-write otherwise (false or unspecified).'),
-    subPath: string("Path within the volume from which the container's volume should be mounted."),
-  }, ['name', 'mountPath']),
-);
-
-export const Container = openObject(
-  object(C + 'Container', 'A single application container that you want to run within a pod.', {
-    name: string('Name of the container specified as a DNS_LABEL.'),
-    image: string('Container image name.'),
-    command: list(Type.String(), 'Entrypoint array. Not executed within a shell.', { listType: 'atomic' }),
-    args: list(Type.String(), 'Arguments to the entrypoint.', { listType: 'atomic' }),
-    workingDir: string("Container's working directory."),
-    ports: list(ContainerPort, 'List of ports to expose from the container.', { mergeKey: 'containerPort', strategy: 'merge', listType: 'map', mapKeys: ['containerPort', 'protocol'] }),
-    env: list(EnvVar, 'List of environment variables to set in the container.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-    envFrom: list(EnvFromSource, 'List of sources to populate environment variables in the container.', { listType: 'atomic' }),
-    resources: ResourceRequirements,
-    volumeMounts: list(VolumeMount, 'Pod volumes to mount into the container\'s filesystem.', { mergeKey: 'mountPath', strategy: 'merge', listType: 'map', mapKeys: ['mountPath'] }),
-    livenessProbe: Probe,
-    readinessProbe: Probe,
-    startupProbe: Probe,
-    lifecycle: Lifecycle,
-    terminationMessagePath: string("Path at which the file to which the container's termination message will be written is mounted."),
-    terminationMessagePolicy: string('Indicate how the termination message should be populated.'),
-    imagePullPolicy: string('Image pull policy. One of Always, Never, IfNotPresent.'),
-    securityContext: opaque('SecurityContext defines the security options the container should be run with.'),
-    restartPolicy: string('RestartPolicy defines the restart behavior of individual containers in a pod.'),
-    stdin: boolean('Whether this container should allocate a buffer for stdin in the container runtime.'),
-    stdinOnce: boolean('Whether the container runtime should close the stdin channel after it has been opened by a single attach.'),
-    tty: boolean('Whether this container should allocate a TTY for itself.'),
-  }, ['name']),
-);
-
-export const Toleration = openObject(
-  object(C + 'Toleration', 'The pod this Toleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.', {
-    key: string('Key is the taint key that the toleration applies to.'),
-    operator: string("Operator represents a key's relationship to the value. Valid operators are Exists and Equal."),
-    value: string('Value is the taint value the toleration matches to.'),
-    effect: string('Effect indicates the taint effect to match.'),
-    tolerationSeconds: int64('TolerationSeconds represents the period of time the toleration tolerates the taint.'),
-  }),
-);
-export const Taint = object(C + 'Taint', 'The node this Taint is attached to has the "effect" on any pod that does not tolerate the Taint.', {
-  key: string('Required. The taint key to be applied to a node.'),
-  value: string('The taint value corresponding to the taint key.'),
-  effect: string('Required. The effect of the taint on pods that do not tolerate the taint.'),
-  timeAdded: time('TimeAdded represents the time at which the taint was added.'),
-}, ['key', 'effect']);
-
-export const Volume = openObject(
-  object(C + 'Volume', 'Volume represents a named volume in a pod that may be accessed by any container in the pod.', {
-    name: string("name of the volume. Must be a DNS_LABEL and unique within the pod."),
-  }, ['name']),
-);
-
-export const PodSpec = openObject(
-  object(C + 'PodSpec', 'PodSpec is a description of a pod.', {
-    volumes: list(Volume, 'List of volumes that can be mounted by containers belonging to the pod.', { mergeKey: 'name', strategy: 'merge,retainKeys', listType: 'map', mapKeys: ['name'] }),
-    initContainers: list(Container, 'List of initialization containers belonging to the pod.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-    containers: list(Container, 'List of containers belonging to the pod.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-    ephemeralContainers: list(opaque('An EphemeralContainer is a temporary container.'), 'List of ephemeral containers run in this pod.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-    restartPolicy: string('Restart policy for all containers within the pod. One of Always, OnFailure, Never.'),
-    terminationGracePeriodSeconds: int64('Optional duration in seconds the pod needs to terminate gracefully.'),
-    activeDeadlineSeconds: int64('Optional duration in seconds the pod may be active on the node relative to StartTime.'),
-    dnsPolicy: string('Set DNS policy for the pod.'),
-    nodeSelector: map(Type.String(), "NodeSelector is a selector which must be true for the pod to fit on a node."),
-    serviceAccountName: string('ServiceAccountName is the name of the ServiceAccount to use to run this pod.'),
-    serviceAccount: string('DeprecatedServiceAccount is a deprecated alias for ServiceAccountName.'),
-    automountServiceAccountToken: boolean('AutomountServiceAccountToken indicates whether a service account token should be automatically mounted.'),
-    nodeName: string('NodeName indicates in which node this pod is scheduled.'),
-    hostNetwork: boolean("Host networking requested for this pod."),
-    hostPID: boolean("Use the host's pid namespace."),
-    hostIPC: boolean("Use the host's ipc namespace."),
-    securityContext: opaque('SecurityContext holds pod-level security attributes and common container settings.'),
-    imagePullSecrets: list(LocalObjectReference, 'ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-    hostname: string('Specifies the hostname of the Pod.'),
-    subdomain: string('If specified, the fully qualified Pod hostname will be "<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>".'),
-    affinity: opaque("If specified, the pod's scheduling constraints"),
-    schedulerName: string('If specified, the pod will be dispatched by specified scheduler.'),
-    tolerations: list(Toleration, "If specified, the pod's tolerations.", { listType: 'atomic' }),
-    priorityClassName: string("If specified, indicates the pod's priority."),
-    priority: int32('The priority value.'),
-    topologySpreadConstraints: list(opaque('TopologySpreadConstraint specifies how to spread matching pods among the given topology.'), 'TopologySpreadConstraints describes how a group of pods ought to spread across topology domains.', { mergeKey: 'topologyKey', strategy: 'merge', listType: 'map', mapKeys: ['topologyKey', 'whenUnsatisfiable'] }),
-    enableServiceLinks: boolean("EnableServiceLinks indicates whether information about services should be injected into pod's environment variables."),
-    preemptionPolicy: string('PreemptionPolicy is the Policy for preempting pods with lower priority.'),
-  }),
-);
-
-export const PodCondition = openObject(object(C + 'PodCondition', 'PodCondition contains details for the current condition of this pod.', {
-  type: string('Type is the type of the condition.'),
-  status: string('Status is the status of the condition. Can be True, False, Unknown.'),
-  lastProbeTime: time('Last time we probed the condition.'),
-  lastTransitionTime: time('Last time the condition transitioned from one status to another.'),
-  reason: string("Unique, one-word, CamelCase reason for the condition's last transition."),
-  message: string('Human-readable message indicating details about last transition.'),
-}, ['type', 'status']));
-
-export const ContainerStatus = opaque('ContainerStatus contains details for the current status of this container.');
-
-export const PodStatus = openObject(object(C + 'PodStatus', 'PodStatus represents information about the status of a pod.', {
-  phase: string('The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle.'),
-  conditions: list(PodCondition, 'Current service state of pod.', { mergeKey: 'type', strategy: 'merge', listType: 'map', mapKeys: ['type'] }),
-  message: string('A human readable message indicating details about why the pod is in this condition.'),
-  reason: string('A brief CamelCase message indicating details about why the pod is in this state.'),
-  nominatedNodeName: string('nominatedNodeName is set only when this pod preempts other pods on the node.'),
-  hostIP: string('hostIP holds the IP address of the host to which the pod is assigned.'),
-  podIP: string('podIP address allocated to the pod.'),
-  startTime: time('RFC 3339 date and time at which the object was acknowledged by the Kubelet.'),
-  containerStatuses: list(ContainerStatus, 'Statuses of containers in this pod.', { listType: 'atomic' }),
-  initContainerStatuses: list(ContainerStatus, 'Statuses of init containers in this pod.', { listType: 'atomic' }),
-  qosClass: string('The Quality of Service (QOS) classification assigned to the pod based on resource requirements.'),
-}));
-
-export const PodTemplateSpec = object(C + 'PodTemplateSpec', 'PodTemplateSpec describes the data a pod should have when created from a template', {
-  metadata: ObjectMeta,
-  spec: PodSpec,
-});
+// The pod's structures live in core-v1-pod.ts; core/v1 exports them as its own.
+export {
+  ObjectReference,
+  LocalObjectReference,
+  EventSource,
+  ResourceRequirements,
+  ContainerPort,
+  ExecAction,
+  HTTPHeader,
+  HTTPGetAction,
+  TCPSocketAction,
+  GRPCAction,
+  SleepAction,
+  Probe,
+  LifecycleHandler,
+  Lifecycle,
+  EnvVarSource,
+  EnvFromSource,
+  EnvVar,
+  VolumeMount,
+  Container,
+  Toleration,
+  Taint,
+  Volume,
+  PodSpec,
+  PodCondition,
+  ContainerStatus,
+  PodStatus,
+  PodTemplateSpec,
+} from './core-v1-pod.js';
 
 export const Pod = kindOf(C + 'Pod', 'Pod is a collection of containers that can run on a host.', { spec: PodSpec, status: PodStatus });
-export const PodTemplate = kindOf(C + 'PodTemplate', 'PodTemplate describes a template for creating copies of a predefined pod.', { template: PodTemplateSpec });
-export const Binding = kindOf(C + 'Binding', 'Binding ties one object to another; for example, a pod is bound to a node by a scheduler.', { target: ObjectReference });
+export const PodTemplate = kindOf(C + 'PodTemplate', 'PodTemplate describes a template for creating copies of a predefined pod.', {
+  template: PodTemplateSpec,
+});
+export const Binding = kindOf(C + 'Binding', 'Binding ties one object to another; for example, a pod is bound to a node by a scheduler.', {
+  target: ObjectReference,
+});
 
 export const Namespace = kindOf(C + 'Namespace', 'Namespace provides a scope for Names.', {
   spec: object(C + 'NamespaceSpec', 'NamespaceSpec describes the attributes on a Namespace.', {
-    finalizers: list(Type.String(), 'Finalizers is an opaque list of values that must be empty to permanently remove object from storage.', { listType: 'atomic' }),
+    finalizers: list(Type.String(), 'Finalizers is an opaque list of values that must be empty to permanently remove object from storage.', {
+      listType: 'atomic',
+    }),
   }),
-  status: openObject(object(C + 'NamespaceStatus', 'NamespaceStatus is information about the current status of a Namespace.', {
-    phase: string('Phase is the current lifecycle phase of the namespace.'),
-  })),
+  status: openObject(
+    object(C + 'NamespaceStatus', 'NamespaceStatus is information about the current status of a Namespace.', {
+      phase: string('Phase is the current lifecycle phase of the namespace.'),
+    }),
+  ),
 });
 
 export const Node = kindOf(C + 'Node', 'Node is a worker node in Kubernetes.', {
-  spec: openObject(object(C + 'NodeSpec', 'NodeSpec describes the attributes that a node is created with.', {
-    podCIDR: string('PodCIDR represents the pod IP range assigned to the node.'),
-    unschedulable: boolean('Unschedulable controls node schedulability of new pods.'),
-    taints: list(Taint, "If specified, the node's taints.", { listType: 'atomic' }),
-  })),
+  spec: openObject(
+    object(C + 'NodeSpec', 'NodeSpec describes the attributes that a node is created with.', {
+      podCIDR: string('PodCIDR represents the pod IP range assigned to the node.'),
+      unschedulable: boolean('Unschedulable controls node schedulability of new pods.'),
+      taints: list(Taint, "If specified, the node's taints.", { listType: 'atomic' }),
+    }),
+  ),
   status: opaque('NodeStatus is information about the current status of a node.'),
 });
 
-export const ServicePort = openObject(object(C + 'ServicePort', "ServicePort contains information on service's port.", {
-  name: string('The name of this port within the service.'),
-  protocol: string('The IP protocol for this port. Supports "TCP", "UDP", and "SCTP". Default is TCP.'),
-  appProtocol: string('The application protocol for this port.'),
-  port: int32('The port that will be exposed by this service.'),
-  targetPort: intOrString('Number or name of the port to access on the pods targeted by the service.'),
-  nodePort: int32('The port on each node on which this service is exposed when type is NodePort or LoadBalancer.'),
-}, ['port']));
+export const ServicePort = openObject(
+  object(
+    C + 'ServicePort',
+    "ServicePort contains information on service's port.",
+    {
+      name: string('The name of this port within the service.'),
+      protocol: string('The IP protocol for this port. Supports "TCP", "UDP", and "SCTP". Default is TCP.'),
+      appProtocol: string('The application protocol for this port.'),
+      port: int32('The port that will be exposed by this service.'),
+      targetPort: intOrString('Number or name of the port to access on the pods targeted by the service.'),
+      nodePort: int32('The port on each node on which this service is exposed when type is NodePort or LoadBalancer.'),
+    },
+    ['port'],
+  ),
+);
 
-export const Service = kindOf(C + 'Service', 'Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.', {
-  spec: openObject(object(C + 'ServiceSpec', 'ServiceSpec describes the attributes that a user creates on a service.', {
-    ports: list(ServicePort, 'The list of ports that are exposed by this service.', { mergeKey: 'port', strategy: 'merge', listType: 'map', mapKeys: ['port', 'protocol'] }),
-    selector: map(Type.String(), 'Route service traffic to pods with label keys and values matching this selector.'),
-    clusterIP: string('clusterIP is the IP address of the service.'),
-    clusterIPs: list(Type.String(), 'ClusterIPs is a list of IP addresses assigned to this service.', { listType: 'atomic' }),
-    type: string('type determines how the Service is exposed. Defaults to ClusterIP.'),
-    externalIPs: list(Type.String(), 'externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.', { listType: 'atomic' }),
-    sessionAffinity: string('Supports "ClientIP" and "None". Used to maintain session affinity.'),
-    externalName: string('externalName is the external reference that discovery mechanisms will return as an alias for this service.'),
-  })),
-  status: opaque('ServiceStatus represents the current status of a service.'),
-});
+export const Service = kindOf(
+  C + 'Service',
+  'Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.',
+  {
+    spec: openObject(
+      object(C + 'ServiceSpec', 'ServiceSpec describes the attributes that a user creates on a service.', {
+        ports: list(ServicePort, 'The list of ports that are exposed by this service.', {
+          mergeKey: 'port',
+          strategy: 'merge',
+          listType: 'map',
+          mapKeys: ['port', 'protocol'],
+        }),
+        selector: map(Type.String(), 'Route service traffic to pods with label keys and values matching this selector.'),
+        clusterIP: string('clusterIP is the IP address of the service.'),
+        clusterIPs: list(Type.String(), 'ClusterIPs is a list of IP addresses assigned to this service.', { listType: 'atomic' }),
+        type: string('type determines how the Service is exposed. Defaults to ClusterIP.'),
+        externalIPs: list(Type.String(), 'externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.', {
+          listType: 'atomic',
+        }),
+        sessionAffinity: string('Supports "ClientIP" and "None". Used to maintain session affinity.'),
+        externalName: string('externalName is the external reference that discovery mechanisms will return as an alias for this service.'),
+      }),
+    ),
+    status: opaque('ServiceStatus represents the current status of a service.'),
+  },
+);
 
-export const EndpointAddress = openObject(object(C + 'EndpointAddress', 'EndpointAddress is a tuple that describes single IP address.', {
-  ip: string('The IP of this endpoint.'),
-  hostname: string('The Hostname of this endpoint'),
-  nodeName: string('Optional: Node hosting this endpoint.'),
-  targetRef: ObjectReference,
-}, ['ip']));
+export const EndpointAddress = openObject(
+  object(
+    C + 'EndpointAddress',
+    'EndpointAddress is a tuple that describes single IP address.',
+    {
+      ip: string('The IP of this endpoint.'),
+      hostname: string('The Hostname of this endpoint'),
+      nodeName: string('Optional: Node hosting this endpoint.'),
+      targetRef: ObjectReference,
+    },
+    ['ip'],
+  ),
+);
 export const EndpointSubset = object(C + 'EndpointSubset', 'EndpointSubset is a group of addresses with a common set of ports.', {
   addresses: list(EndpointAddress, 'IP addresses which offer the related ports that are marked as ready.', { listType: 'atomic' }),
   notReadyAddresses: list(EndpointAddress, 'IP addresses which offer the related ports but are not currently marked as ready.', { listType: 'atomic' }),
@@ -318,21 +144,36 @@ export const ConfigMap = kindOf(C + 'ConfigMap', 'ConfigMap holds configuration 
 });
 
 export const Secret = kindOf(C + 'Secret', 'Secret holds secret data of a certain type.', {
-  data: map(bytes(), 'Data contains the secret data. Each key must consist of alphanumeric characters, \'-\', \'_\' or \'.\'.'),
+  data: map(bytes(), "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'."),
   stringData: map(Type.String(), 'stringData allows specifying non-binary secret data in string form.'),
   type: string('Used to facilitate programmatic handling of secret data.'),
   immutable: boolean('Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified).'),
 });
 
-export const ServiceAccount = kindOf(C + 'ServiceAccount', 'ServiceAccount binds together: a name, understood by users, and perhaps by peripheral systems, for an identity; a principal that can be authenticated and authorized; a set of secrets.', {
-  secrets: list(ObjectReference, 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-  imagePullSecrets: list(LocalObjectReference, 'ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount.', { listType: 'atomic' }),
-  automountServiceAccountToken: boolean('AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted.'),
-});
+export const ServiceAccount = kindOf(
+  C + 'ServiceAccount',
+  'ServiceAccount binds together: a name, understood by users, and perhaps by peripheral systems, for an identity; a principal that can be authenticated and authorized; a set of secrets.',
+  {
+    secrets: list(ObjectReference, 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.', {
+      mergeKey: 'name',
+      strategy: 'merge',
+      listType: 'map',
+      mapKeys: ['name'],
+    }),
+    imagePullSecrets: list(
+      LocalObjectReference,
+      'ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount.',
+      { listType: 'atomic' },
+    ),
+    automountServiceAccountToken: boolean(
+      'AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted.',
+    ),
+  },
+);
 
 export const Event = kindOf(C + 'Event', 'Event is a report of an event somewhere in the cluster.', {
   involvedObject: ObjectReference,
-  reason: string('This should be a short, machine understandable string that gives the reason for the transition into the object\'s current status.'),
+  reason: string("This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
   message: string('A human-readable description of the status of this operation.'),
   source: EventSource,
   firstTimestamp: time('The time at which the event was first recorded.'),
@@ -340,39 +181,57 @@ export const Event = kindOf(C + 'Event', 'Event is a report of an event somewher
   count: int32('The number of times this event has occurred.'),
   type: string('Type of this event (Normal, Warning), new types could be added in the future'),
   eventTime: time('Time when this Event was first observed.'),
-  series: opaque('Data about the Event series this event represents or nil if it\'s a singleton Event.'),
+  series: opaque("Data about the Event series this event represents or nil if it's a singleton Event."),
   action: string('What action was taken/failed regarding to the Regarding object.'),
   related: ObjectReference,
   reportingComponent: string('Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.'),
   reportingInstance: string('ID of the controller instance, e.g. `kubelet-xyzf`.'),
 });
 
-export const LimitRangeItem = openObject(object(C + 'LimitRangeItem', 'LimitRangeItem defines a min/max usage limit for any resource that matches on kind.', {
-  type: string('Type of resource that this limit applies to.'),
-  max: resourceMap('Max usage constraints on this kind by resource name.'),
-  min: resourceMap('Min usage constraints on this kind by resource name.'),
-  default: resourceMap('Default resource requirement limit value by resource name if resource limit is omitted.'),
-  defaultRequest: resourceMap('DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.'),
-  maxLimitRequestRatio: resourceMap('MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value.'),
-}, ['type']));
+export const LimitRangeItem = openObject(
+  object(
+    C + 'LimitRangeItem',
+    'LimitRangeItem defines a min/max usage limit for any resource that matches on kind.',
+    {
+      type: string('Type of resource that this limit applies to.'),
+      max: resourceMap('Max usage constraints on this kind by resource name.'),
+      min: resourceMap('Min usage constraints on this kind by resource name.'),
+      default: resourceMap('Default resource requirement limit value by resource name if resource limit is omitted.'),
+      defaultRequest: resourceMap('DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.'),
+      maxLimitRequestRatio: resourceMap(
+        'MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value.',
+      ),
+    },
+    ['type'],
+  ),
+);
 export const LimitRange = kindOf(C + 'LimitRange', 'LimitRange sets resource usage limits for each kind of resource in a Namespace.', {
-  spec: object(C + 'LimitRangeSpec', 'LimitRangeSpec defines a min/max usage limit for resources that match on kind.', {
-    limits: list(LimitRangeItem, 'Limits is the list of LimitRangeItem objects that are enforced.', { listType: 'atomic' }),
-  }, ['limits']),
+  spec: object(
+    C + 'LimitRangeSpec',
+    'LimitRangeSpec defines a min/max usage limit for resources that match on kind.',
+    {
+      limits: list(LimitRangeItem, 'Limits is the list of LimitRangeItem objects that are enforced.', { listType: 'atomic' }),
+    },
+    ['limits'],
+  ),
 });
 
 export const ResourceQuota = kindOf(C + 'ResourceQuota', 'ResourceQuota sets aggregate quota restrictions enforced per namespace', {
-  spec: openObject(object(C + 'ResourceQuotaSpec', 'ResourceQuotaSpec defines the desired hard limits to enforce for Quota.', {
-    hard: resourceMap('hard is the set of desired hard limits for each named resource.'),
-    scopes: list(Type.String(), 'A collection of filters that must match each object tracked by a quota.', { listType: 'atomic' }),
-  })),
+  spec: openObject(
+    object(C + 'ResourceQuotaSpec', 'ResourceQuotaSpec defines the desired hard limits to enforce for Quota.', {
+      hard: resourceMap('hard is the set of desired hard limits for each named resource.'),
+      scopes: list(Type.String(), 'A collection of filters that must match each object tracked by a quota.', { listType: 'atomic' }),
+    }),
+  ),
   status: object(C + 'ResourceQuotaStatus', 'ResourceQuotaStatus defines the enforced hard limits and observed use.', {
     hard: resourceMap('Hard is the set of enforced hard limits for each named resource.'),
     used: resourceMap('Used is the current observed total usage of the resource in the namespace.'),
   }),
 });
 
-export const PersistentVolumeClaimSpec = opaque('PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes');
+export const PersistentVolumeClaimSpec = opaque(
+  'PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes',
+);
 export const PersistentVolumeClaim = kindOf(C + 'PersistentVolumeClaim', "PersistentVolumeClaim is a user's request for and claim to a persistent volume", {
   spec: PersistentVolumeClaimSpec,
   status: opaque('PersistentVolumeClaimStatus is the current status of a persistent volume claim.'),
@@ -380,12 +239,8 @@ export const PersistentVolumeClaim = kindOf(C + 'PersistentVolumeClaim', "Persis
 
 export { LabelSelector };
 export type Pod = Static<typeof Pod>;
-export type PodSpec = Static<typeof PodSpec>;
-export type Container = Static<typeof Container>;
 export type Namespace = Static<typeof Namespace>;
 export type ConfigMap = Static<typeof ConfigMap>;
 export type Service = Static<typeof Service>;
 export type Node = Static<typeof Node>;
 export type Event = Static<typeof Event>;
-export type ObjectReference = Static<typeof ObjectReference>;
-export type PodTemplateSpec = Static<typeof PodTemplateSpec>;

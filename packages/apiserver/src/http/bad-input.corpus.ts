@@ -1,3 +1,4 @@
+// biome-ignore-all format: a table of cases, one per line, reads better than one field per line
 /**
  * The bad-input corpus that bad-input.integration.test.ts sends: malformed
  * bodies in JSON, YAML and protobuf, names, sizes, selectors,
