@@ -59,7 +59,9 @@ async function main(): Promise<void> {
     const requests = mgr.client.requestCount - before;
     console.log(`deployment benchmark: ${N} replicas, controller-manager client QPS ${values.qps} burst ${values.burst}`);
     console.log(`pods created: ${count} in ${seconds.toFixed(1)} s (${(count / seconds).toFixed(1)} pods/s)`);
-    console.log(`controller-manager requests: ${requests} (${(requests / seconds).toFixed(1)}/s, waited ${(mgr.client.limiter.waitedMs / 1000).toFixed(1)} s for rate limiting)`);
+    console.log(
+      `controller-manager requests: ${requests} (${(requests / seconds).toFixed(1)}/s, waited ${(mgr.client.limiter.waitedMs / 1000).toFixed(1)} s for rate limiting)`,
+    );
     console.log(`progress: ${marks.join(' ')}`);
   } finally {
     await mgr.stop();

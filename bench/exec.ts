@@ -33,17 +33,39 @@ const stats = (times: number[]) => {
 const env = await startTestEnv();
 const dir = mkdtempSync(join(tmpdir(), 'bench-exec-'));
 const sock = join(dir, 'rt.sock');
-const rt = spawn(process.execPath, nodeArgs(packageMain('runtime'), [`--listen=unix://${sock}`, `--root=${join(dir, 'rt')}`, '--pod-cidr=127.7.200.0/24']), { stdio: ['ignore', 'ignore', 'inherit'] });
+const rt = spawn(process.execPath, nodeArgs(packageMain('runtime'), [`--listen=unix://${sock}`, `--root=${join(dir, 'rt')}`, '--pod-cidr=127.7.200.0/24']), {
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
 const config = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
 let kubelet: Kubelet | undefined;
 const client = new RestClient(config);
 try {
   await waitFor(async () => existsSync(sock), 60_000, 'runtime');
-  kubelet = new Kubelet({ config, nodeName: 'bench-exec', runtime: `unix://${sock}`, rootDir: join(dir, 'node'), port: 0, log: pino({ level: 'silent' }), statusUpdateMs: 1000, leaseRenewMs: 1000 });
+  kubelet = new Kubelet({
+    config,
+    nodeName: 'bench-exec',
+    runtime: `unix://${sock}`,
+    rootDir: join(dir, 'node'),
+    port: 0,
+    log: pino({ level: 'silent' }),
+    statusUpdateMs: 1000,
+    leaseRenewMs: 1000,
+  });
   await kubelet.start();
-  await client.post('/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }).catch(() => undefined);
-  await client.post('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'sh' }, spec: { nodeName: 'bench-exec', automountServiceAccountToken: false, containers: [{ name: 'sh', image: 'busybox', command: ['sleep', '3600'] }] } });
-  await waitFor(async () => (await client.get<{ status?: { phase?: string } }>('/api/v1/namespaces/default/pods/sh')).status?.phase === 'Running', 60_000, 'the pod');
+  await client
+    .post('/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } })
+    .catch(() => undefined);
+  await client.post('/api/v1/namespaces/default/pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'sh' },
+    spec: { nodeName: 'bench-exec', automountServiceAccountToken: false, containers: [{ name: 'sh', image: 'busybox', command: ['sleep', '3600'] }] },
+  });
+  await waitFor(
+    async () => (await client.get<{ status?: { phase?: string } }>('/api/v1/namespaces/default/pods/sh')).status?.phase === 'Running',
+    60_000,
+    'the pod',
+  );
 
   /** One exec through the shared client; resolves with the stdout bytes once the stream closes. */
   const execOnce = async (command: string[]): Promise<number> => {
@@ -69,14 +91,21 @@ try {
   console.log(`exec -- true, shared client         median ${r.med.toFixed(1)} ms  p90 ${r.p90.toFixed(1)} ms`);
 
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: b, cluster: {server: "${env.url}"}}]\nusers: [{name: b, user: {}}]\ncontexts: [{name: b, context: {cluster: b, user: b, namespace: default}}]\ncurrent-context: b\n`);
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: b, cluster: {server: "${env.url}"}}]\nusers: [{name: b, user: {}}]\ncontexts: [{name: b, context: {cluster: b, user: b, namespace: default}}]\ncurrent-context: b\n`,
+  );
   const real = kubectlBinaries().default;
   const medians: Record<string, number> = {};
   for (const [name, bin] of [['bin/kubectl', OURS], ...(real ? [['kubectl', real]] : [])] as [string, string][]) {
     // Asynchronously: the apiserver and the kubelet run in this process.
     const run = async () => {
       const t = performance.now();
-      await promisify(execFile)(bin, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(dir, `cache-${name.replace('/', '-')}`)}`, 'exec', 'sh', '--', 'true'], { env: { ...process.env, KUBECONFIG: '', HOME: dir } });
+      await promisify(execFile)(
+        bin,
+        [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(dir, `cache-${name.replace('/', '-')}`)}`, 'exec', 'sh', '--', 'true'],
+        { env: { ...process.env, KUBECONFIG: '', HOME: dir } },
+      );
       return performance.now() - t;
     };
     await run();

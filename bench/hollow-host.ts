@@ -10,7 +10,9 @@ import pino from 'pino';
 import { Kubelet } from '@kubeling/kubelet';
 import { KubelingRuntime } from '@kubeling/runtime';
 
-const { values } = parseArgs({ options: { master: { type: 'string' }, count: { type: 'string', default: '100' }, dir: { type: 'string' }, qps: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: { master: { type: 'string' }, count: { type: 'string', default: '100' }, dir: { type: 'string' }, qps: { type: 'string', default: '20' } },
+});
 const count = Number(values.count);
 const kubelets: Kubelet[] = [];
 

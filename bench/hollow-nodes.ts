@@ -19,7 +19,9 @@ import { InformerFactory, RestClient } from '@kubeling/client';
 import { buildConfig, Scheduler } from '@kubeling/scheduler';
 import { nodeArgs, readWatch, request, startTestEnv, stopChild } from '@kubeling/testenv';
 
-const { values } = parseArgs({ options: { nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '2000' }, qps: { type: 'string', default: '200' } } });
+const { values } = parseArgs({
+  options: { nodes: { type: 'string', default: '100' }, pods: { type: 'string', default: '2000' }, qps: { type: 'string', default: '200' } },
+});
 const NODES = Number(values.nodes);
 const PODS = Number(values.pods);
 const QPS = Number(values.qps);
@@ -31,8 +33,23 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-hollow-'));
   const env = await startTestEnv({ apiserverProcess: true, server: { compactionIntervalMs: 0 } });
   const config = { server: env.url, namespace: 'default', insecureSkipTLSVerify: false };
-  const host = spawn(process.execPath, nodeArgs(import.meta.url.endsWith('.js') ? 'bench/dist/hollow-host.js' : 'bench/hollow-host.ts', [`--master=${env.url}`, `--count=${NODES}`, `--dir=${dir}`]), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const mgr = new ControllerManager({ config, controllers: ['deployment', 'replicaset'], leaderElect: false, log: pino({ level: 'warn' }), qps: QPS, burst: QPS * 2 });
+  const host = spawn(
+    process.execPath,
+    nodeArgs(import.meta.url.endsWith('.js') ? 'bench/dist/hollow-host.js' : 'bench/hollow-host.ts', [
+      `--master=${env.url}`,
+      `--count=${NODES}`,
+      `--dir=${dir}`,
+    ]),
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const mgr = new ControllerManager({
+    config,
+    controllers: ['deployment', 'replicaset'],
+    leaderElect: false,
+    log: pino({ level: 'warn' }),
+    qps: QPS,
+    burst: QPS * 2,
+  });
   const client = new RestClient(config, { qps: QPS, burst: QPS * 2 });
   const informers = new InformerFactory(client);
   const scheduler = new Scheduler({ client, informers, config: buildConfig(), log: pino({ level: 'warn' }) });
@@ -81,7 +98,10 @@ async function main(): Promise<void> {
       spec: {
         replicas: PODS,
         selector: { matchLabels: { app: 'density' } },
-        template: { metadata: { labels: { app: 'density' } }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] } },
+        template: {
+          metadata: { labels: { app: 'density' } },
+          spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '10m', memory: '16Mi' } } }] },
+        },
       },
     });
     await Promise.race([allRunning, watching.then(() => undefined)]);
@@ -89,11 +109,17 @@ async function main(): Promise<void> {
     const lat = [...running].map(([n, t]) => t - (seen.get(n) ?? t)).sort((a, b) => a - b);
     const createdSpan = (Math.max(...seen.values()) - start) / 1000;
     console.log(`kubelet benchmark: ${NODES} hollow nodes, Deployment of ${PODS}; controller-manager and scheduler client QPS ${QPS}`);
-    console.log(`all ${running.size} pods Running ${total.toFixed(1)} s after the Deployment was created (${(running.size / total).toFixed(0)} pods/s); pods were created over ${createdSpan.toFixed(1)} s`);
+    console.log(
+      `all ${running.size} pods Running ${total.toFixed(1)} s after the Deployment was created (${(running.size / total).toFixed(0)} pods/s); pods were created over ${createdSpan.toFixed(1)} s`,
+    );
     const toBind = [...bound].map(([n, t]) => t - (seen.get(n) ?? t)).sort((a, b) => a - b);
     const toRun = [...running].map(([n, t]) => t - (bound.get(n) ?? t)).sort((a, b) => a - b);
-    console.log(`  of which created → bound: p50 ${(pct(toBind, 50) / 1000).toFixed(2)} s, p99 ${(pct(toBind, 99) / 1000).toFixed(2)} s; bound → Running: p50 ${(pct(toRun, 50) / 1000).toFixed(2)} s, p99 ${(pct(toRun, 99) / 1000).toFixed(2)} s`);
-    console.log(`pod startup latency (created → Running, as watched): p50 ${(pct(lat, 50) / 1000).toFixed(2)} s, p90 ${(pct(lat, 90) / 1000).toFixed(2)} s, p99 ${(pct(lat, 99) / 1000).toFixed(2)} s (SLO anchor: p99 ≤ 5 s)`);
+    console.log(
+      `  of which created → bound: p50 ${(pct(toBind, 50) / 1000).toFixed(2)} s, p99 ${(pct(toBind, 99) / 1000).toFixed(2)} s; bound → Running: p50 ${(pct(toRun, 50) / 1000).toFixed(2)} s, p99 ${(pct(toRun, 99) / 1000).toFixed(2)} s`,
+    );
+    console.log(
+      `pod startup latency (created → Running, as watched): p50 ${(pct(lat, 50) / 1000).toFixed(2)} s, p90 ${(pct(lat, 90) / 1000).toFixed(2)} s, p99 ${(pct(lat, 99) / 1000).toFixed(2)} s (SLO anchor: p99 ≤ 5 s)`,
+    );
   } finally {
     await scheduler.stop();
     informers.stop();

@@ -22,7 +22,10 @@ const env = await startTestEnv({ apiserverProcess: true });
 const dir = mkdtempSync(join(tmpdir(), 'bench-kubectl-'));
 try {
   const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: b, cluster: {server: "${env.url}"}}]\nusers: [{name: b, user: {}}]\ncontexts: [{name: b, context: {cluster: b, user: b, namespace: default}}]\ncurrent-context: b\n`);
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: b, cluster: {server: "${env.url}"}}]\nusers: [{name: b, user: {}}]\ncontexts: [{name: b, context: {cluster: b, user: b, namespace: default}}]\ncurrent-context: b\n`,
+  );
   const real = kubectlBinaries().default;
   const clis: [string, string][] = [['bin/kubectl', OURS], ...(real ? ([['kubectl', real]] as [string, string][]) : [])];
   const commands = [
@@ -35,7 +38,10 @@ try {
     const cache = join(dir, `cache-${name.replace('/', '-')}`);
     const runOnce = (args: string[], i: number) => {
       const t = performance.now();
-      execFileSync(bin, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${cache}`, ...args.map((a) => a.replace('%d', `${name.length}-${i}`))], { stdio: 'ignore', env: { ...process.env, KUBECONFIG: '', HOME: dir } });
+      execFileSync(bin, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${cache}`, ...args.map((a) => a.replace('%d', `${name.length}-${i}`))], {
+        stdio: 'ignore',
+        env: { ...process.env, KUBECONFIG: '', HOME: dir },
+      });
       return performance.now() - t;
     };
     runOnce(['get', 'namespaces'], -1);
@@ -48,7 +54,8 @@ try {
     }
   }
   if (medians.kubectl) {
-    for (const [c, args] of commands.entries()) console.log(`ratio (ours / real) ${args.slice(0, 2).join(' ').padEnd(30)} ${(medians['bin/kubectl']![c]! / medians.kubectl[c]!).toFixed(2)}`);
+    for (const [c, args] of commands.entries())
+      console.log(`ratio (ours / real) ${args.slice(0, 2).join(' ').padEnd(30)} ${(medians['bin/kubectl']![c]! / medians.kubectl[c]!).toFixed(2)}`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -39,8 +39,14 @@ async function inParallel(n: number, width: number, fn: (i: number) => Promise<u
 
 async function main(): Promise<void> {
   const env = await startTestEnv({ apiserverProcess: true, server: { compactionIntervalMs: 0 } });
-  const client = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, { qps: Number(values.qps), burst: Number(values.burst) });
-  const eventClient = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, { qps: Number(values.qps), burst: Number(values.burst) });
+  const client = new RestClient(
+    { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+    { qps: Number(values.qps), burst: Number(values.burst) },
+  );
+  const eventClient = new RestClient(
+    { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+    { qps: Number(values.qps), burst: Number(values.burst) },
+  );
   const informers = new InformerFactory(client);
   const config = buildConfig({ percentageOfNodesToScore: Number(values.percentage) });
   const scheduler = new Scheduler({ client, eventClient, informers, config, log: pino({ level: 'warn' }) });
@@ -50,8 +56,18 @@ async function main(): Promise<void> {
     await inParallel(NODES, 32, async (i) => {
       const name = `node-${i}`;
       const alloc = { cpu: '32', memory: '128Gi', pods: '110' };
-      await request(env.url, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name, labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': `zone-${i % 3}` } } });
-      await request(env.url, 'PATCH', `/api/v1/nodes/${name}/status`, { status: { capacity: alloc, allocatable: alloc, conditions: [{ type: 'Ready', status: 'True' }] } }, { contentType: 'application/merge-patch+json' });
+      await request(env.url, 'POST', '/api/v1/nodes', {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name, labels: { 'kubernetes.io/hostname': name, 'topology.kubernetes.io/zone': `zone-${i % 3}` } },
+      });
+      await request(
+        env.url,
+        'PATCH',
+        `/api/v1/nodes/${name}/status`,
+        { status: { capacity: alloc, allocatable: alloc, conditions: [{ type: 'Ready', status: 'True' }] } },
+        { contentType: 'application/merge-patch+json' },
+      );
     });
     console.log(`created ${NODES} nodes in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     t = performance.now();
@@ -91,9 +107,13 @@ async function main(): Promise<void> {
       cont = list.body.metadata.continue ?? '';
     } while (cont);
     console.log(`scheduler benchmark: ${NODES} nodes, ${PODS} pods, client QPS ${values.qps} burst ${values.burst}`);
-    console.log(`nodes evaluated per attempt: ${numFeasibleNodesToFind(config.percentageOfNodesToScore, NODES)} of ${NODES} (percentageOfNodesToScore ${config.percentageOfNodesToScore || 'adaptive'})`);
+    console.log(
+      `nodes evaluated per attempt: ${numFeasibleNodesToFind(config.percentageOfNodesToScore, NODES)} of ${NODES} (percentageOfNodesToScore ${config.percentageOfNodesToScore || 'adaptive'})`,
+    );
     console.log(`bound ${bound} pods in ${seconds.toFixed(2)} s: ${(bound / seconds).toFixed(0)} pods/s (goal >= 400/s); apiserver shows ${onNodes} on nodes`);
-    console.log(`scheduling algorithm (filter + score): ${(scheduler.algorithmMs / Math.max(scheduler.scheduled, 1)).toFixed(2)} ms per pod, ${((scheduler.algorithmMs / 1000 / seconds) * 100).toFixed(0)} % of the wall time; the rest is binding and watch traffic`);
+    console.log(
+      `scheduling algorithm (filter + score): ${(scheduler.algorithmMs / Math.max(scheduler.scheduled, 1)).toFixed(2)} ms per pod, ${((scheduler.algorithmMs / 1000 / seconds) * 100).toFixed(0)} % of the wall time; the rest is binding and watch traffic`,
+    );
     console.log(`progress: ${marks.join(' ')}`);
   } finally {
     await scheduler.stop();

@@ -52,7 +52,14 @@ async function run(count: number, inflight: number, op: (i: number) => Promise<v
 function post(agent: Agent, base: URL, path: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { agent, host: base.hostname, port: base.port, path, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        agent,
+        host: base.hostname,
+        port: base.port,
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -63,7 +70,8 @@ function post(agent: Agent, base: URL, path: string, body: string): Promise<numb
   });
 }
 
-const fmt = (r: Result) => `${r.perSecond.toFixed(0).padStart(6)} /s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms   (${r.seconds.toFixed(1)} s)`;
+const fmt = (r: Result) =>
+  `${r.perSecond.toFixed(0).padStart(6)} /s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms   (${r.seconds.toFixed(1)} s)`;
 
 async function main(): Promise<void> {
   const env = await startTestEnv({ apiserverProcess: !values.inprocess, server: { compactionIntervalMs: 0 } });
@@ -71,8 +79,18 @@ async function main(): Promise<void> {
   try {
     const value = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' }, data: { key: 'value' } });
     // warm both paths
-    await run(200, INFLIGHT, (i) => etcd.put(`/bench/warm/${i}`).value(value).then(() => undefined));
-    const raw = await run(COUNT, INFLIGHT, (i) => etcd.put(`/bench/raw/${i}`).value(value).then(() => undefined));
+    await run(200, INFLIGHT, (i) =>
+      etcd
+        .put(`/bench/warm/${i}`)
+        .value(value)
+        .then(() => undefined),
+    );
+    const raw = await run(COUNT, INFLIGHT, (i) =>
+      etcd
+        .put(`/bench/raw/${i}`)
+        .value(value)
+        .then(() => undefined),
+    );
 
     const agent = new Agent({ keepAlive: true, maxSockets: INFLIGHT });
     const base = new URL(env.url);

@@ -64,11 +64,18 @@ async function main(): Promise<void> {
   // Inside the compose network the apiserver answers as `kubernetes` (a name its certificate has).
   const inside = 'https://kubernetes:6443';
   mkdirSync(join(dir, 'kubeconfigs'), { recursive: true });
-  const write = (name: string, user: string) => writeFileSync(join(dir, 'kubeconfigs', `${name}.kubeconfig`), kubeconfig(inside, pki.ca, pki.clients[name]!.cert, pki.clients[name]!.key, user), { mode: 0o644 });
+  const write = (name: string, user: string) =>
+    writeFileSync(join(dir, 'kubeconfigs', `${name}.kubeconfig`), kubeconfig(inside, pki.ca, pki.clients[name]!.cert, pki.clients[name]!.key, user), {
+      mode: 0o644,
+    });
   write('controller-manager', 'system:kube-controller-manager');
   write('scheduler', 'system:kube-scheduler');
   for (const n of nodes) write(`kubelet-${n}`, `system:node:${n}`);
-  writeFileSync(join(dir, 'kubeconfig'), kubeconfig(`https://127.0.0.1:${values.port}`, pki.ca, pki.clients.admin!.cert, pki.clients.admin!.key, 'kubernetes-admin'), { mode: 0o600 });
+  writeFileSync(
+    join(dir, 'kubeconfig'),
+    kubeconfig(`https://127.0.0.1:${values.port}`, pki.ca, pki.clients.admin!.cert, pki.clients.admin!.key, 'kubernetes-admin'),
+    { mode: 0o600 },
+  );
   // The containers read the keys as root from a read-only mount.
   for (const f of ['apiserver.key', 'sa.key', 'ca.key']) chmodSync(join(pki.dir, f), 0o644);
   console.log(`compose: PKI and kubeconfigs in ${dir}`);
@@ -88,7 +95,33 @@ async function main(): Promise<void> {
   put(etcd, '/usr/bin/etcd');
   put(busybox, '/bin/busybox');
   for (const lib of new Set([...libraries(node), ...libraries(etcd), ...libraries(busybox)])) put(lib);
-  for (const tool of ['sh', 'wget', 'hostname', 'cut', 'sleep', 'cat', 'ls', 'echo', 'env', 'mkdir', 'rm', 'ps', 'kill', 'nc', 'ip', 'true', 'false', 'date', 'head', 'tail', 'grep', 'sed', 'awk', 'id', 'uname']) {
+  for (const tool of [
+    'sh',
+    'wget',
+    'hostname',
+    'cut',
+    'sleep',
+    'cat',
+    'ls',
+    'echo',
+    'env',
+    'mkdir',
+    'rm',
+    'ps',
+    'kill',
+    'nc',
+    'ip',
+    'true',
+    'false',
+    'date',
+    'head',
+    'tail',
+    'grep',
+    'sed',
+    'awk',
+    'id',
+    'uname',
+  ]) {
     symlinkSync('busybox', join(stage, 'bin', tool));
   }
   mkdirSync(join(stage, 'etc'), { recursive: true });

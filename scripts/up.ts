@@ -150,23 +150,27 @@ async function main(): Promise<void> {
   };
   for (const [i, url] of apiURLs.entries()) {
     await ports.release(Number(new URL(url).port));
-    const apiserver = start(apiCount === 1 ? 'apiserver' : `apiserver-${i + 1}`, process.execPath, built(
-      'packages/apiserver/dist/main.js',
-      `--etcd-servers=${etcdURL}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${new URL(url).port}`,
-      `--tls-cert-file=${pki.apiserverCert}`,
-      `--tls-private-key-file=${pki.apiserverKey}`,
-      `--client-ca-file=${pki.ca}`,
-      '--authorization-mode=Node,RBAC',
-      `--service-account-signing-key-file=${pki.saKey}`,
-      `--service-account-key-file=${pki.saPub}`,
-      `--audit-log-path=${join(LOGS, apiCount === 1 ? 'audit.log' : `audit-${i + 1}.log`)}`,
-      // Kubelets serve HTTPS and ask who calls: the apiserver comes with a client certificate of its own.
-      `--kubelet-client-certificate=${pki.clients['apiserver-kubelet-client']!.cert}`,
-      `--kubelet-client-key=${pki.clients['apiserver-kubelet-client']!.key}`,
-      `--kubelet-certificate-authority=${pki.ca}`,
-    ));
+    const apiserver = start(
+      apiCount === 1 ? 'apiserver' : `apiserver-${i + 1}`,
+      process.execPath,
+      built(
+        'packages/apiserver/dist/main.js',
+        `--etcd-servers=${etcdURL}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${new URL(url).port}`,
+        `--tls-cert-file=${pki.apiserverCert}`,
+        `--tls-private-key-file=${pki.apiserverKey}`,
+        `--client-ca-file=${pki.ca}`,
+        '--authorization-mode=Node,RBAC',
+        `--service-account-signing-key-file=${pki.saKey}`,
+        `--service-account-key-file=${pki.saPub}`,
+        `--audit-log-path=${join(LOGS, apiCount === 1 ? 'audit.log' : `audit-${i + 1}.log`)}`,
+        // Kubelets serve HTTPS and ask who calls: the apiserver comes with a client certificate of its own.
+        `--kubelet-client-certificate=${pki.clients['apiserver-kubelet-client']!.cert}`,
+        `--kubelet-client-key=${pki.clients['apiserver-kubelet-client']!.key}`,
+        `--kubelet-certificate-authority=${pki.ca}`,
+      ),
+    );
     apiserver.health = `${url}/readyz`;
     components.push(apiserver);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -183,7 +187,11 @@ async function main(): Promise<void> {
       const port = await pickPort(basePort + 20 * i);
       const name = apiCount === 1 ? kind : `${kind}-${i + 1}`;
       await ports.release(port);
-      const c = start(name, process.execPath, built(pkg, `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`, '--bind-address=127.0.0.1', `--secure-port=${port}`));
+      const c = start(
+        name,
+        process.execPath,
+        built(pkg, `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`, '--bind-address=127.0.0.1', `--secure-port=${port}`),
+      );
       c.health = `http://127.0.0.1:${port}/healthz`;
       components.push(c);
       writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -196,7 +204,11 @@ async function main(): Promise<void> {
   {
     const port = await pickPort(10256);
     await ports.release(port);
-    const proxy = start('proxy', process.execPath, built('packages/proxy/dist/main.js', `--kubeconfig=${kubeconfigFor('proxy', 'system:kube-proxy')}`, `--healthz-port=${port}`));
+    const proxy = start(
+      'proxy',
+      process.execPath,
+      built('packages/proxy/dist/main.js', `--kubeconfig=${kubeconfigFor('proxy', 'system:kube-proxy')}`, `--healthz-port=${port}`),
+    );
     proxy.health = `http://127.0.0.1:${port}/healthz`;
     components.push(proxy);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -223,27 +235,39 @@ async function main(): Promise<void> {
       await waitHealthy(rt, rt.health, 60_000);
       sock = readFileSync(join(dir, 'endpoint'), 'utf8');
     } else {
-      rt = start(`runtime-${i}`, process.execPath, built('packages/runtime/dist/main.js', `--listen=${sock}`, `--root=${join(STATE, 'runtime', node)}`, `--pod-cidr=${podNet}`));
+      rt = start(
+        `runtime-${i}`,
+        process.execPath,
+        built('packages/runtime/dist/main.js', `--listen=${sock}`, `--root=${join(STATE, 'runtime', node)}`, `--pod-cidr=${podNet}`),
+      );
       rt.health = sock;
       components.push(rt);
       writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
       await waitHealthy(rt, sock, 60_000);
     }
     const port = await pickPort(10250 + 10 * (i - 1));
-    const serving = await ensureServingCert(join(STATE, 'pki'), `kubelet-${node}-serving`, { commonName: `${node}`, ips: ['127.0.0.1'], dnsNames: [node, 'localhost'] });
+    const serving = await ensureServingCert(join(STATE, 'pki'), `kubelet-${node}-serving`, {
+      commonName: `${node}`,
+      ips: ['127.0.0.1'],
+      dnsNames: [node, 'localhost'],
+    });
     await ports.release(port);
-    const kubelet = start(`kubelet-${i}`, process.execPath, built(
-      'packages/kubelet/dist/main.js',
-      `--node-name=${node}`,
-      `--kubeconfig=${kubeconfigFor(`kubelet-${node}`, `system:node:${node}`)}`,
-      `--container-runtime-endpoint=${sock}`,
-      `--root-dir=${join(STATE, 'kubelet', node)}`,
-      `--port=${port}`,
-      `--tls-cert-file=${serving.cert}`,
-      `--tls-private-key-file=${serving.key}`,
-      `--client-ca-file=${pki.ca}`,
-      '--authorization-mode=Webhook',
-    ));
+    const kubelet = start(
+      `kubelet-${i}`,
+      process.execPath,
+      built(
+        'packages/kubelet/dist/main.js',
+        `--node-name=${node}`,
+        `--kubeconfig=${kubeconfigFor(`kubelet-${node}`, `system:node:${node}`)}`,
+        `--container-runtime-endpoint=${sock}`,
+        `--root-dir=${join(STATE, 'kubelet', node)}`,
+        `--port=${port}`,
+        `--tls-cert-file=${serving.cert}`,
+        `--tls-private-key-file=${serving.key}`,
+        `--client-ca-file=${pki.ca}`,
+        '--authorization-mode=Webhook',
+      ),
+    );
     kubelet.health = `https://127.0.0.1:${port}/healthz`;
     components.push(kubelet);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
@@ -262,20 +286,29 @@ async function main(): Promise<void> {
 }
 
 /** Polls the Node objects (as the admin) until every one is Ready. */
-async function waitNodesReady(apiURL: string, pki: { ca: string; clients: Record<string, { cert: string; key: string }> }, names: string[], timeoutMs: number): Promise<void> {
+async function waitNodesReady(
+  apiURL: string,
+  pki: { ca: string; clients: Record<string, { cert: string; key: string }> },
+  names: string[],
+  timeoutMs: number,
+): Promise<void> {
   const get = (): Promise<{ items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string }[] } }[] }> =>
     new Promise((resolve, reject) => {
-      const req = httpsRequest(`${apiURL}/api/v1/nodes`, { ca: readFileSync(pki.ca), cert: readFileSync(pki.clients.admin!.cert), key: readFileSync(pki.clients.admin!.key), timeout: 5000 }, (res) => {
-        let b = '';
-        res.on('data', (d) => (b += d));
-        res.on('end', () => {
-          try {
-            resolve(JSON.parse(b));
-          } catch (e) {
-            reject(e);
-          }
-        });
-      });
+      const req = httpsRequest(
+        `${apiURL}/api/v1/nodes`,
+        { ca: readFileSync(pki.ca), cert: readFileSync(pki.clients.admin!.cert), key: readFileSync(pki.clients.admin!.key), timeout: 5000 },
+        (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => {
+            try {
+              resolve(JSON.parse(b));
+            } catch (e) {
+              reject(e);
+            }
+          });
+        },
+      );
       req.on('error', reject);
       req.end();
     });

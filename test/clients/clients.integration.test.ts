@@ -77,10 +77,15 @@ describe('@kubernetes/client-node', () => {
   test('KubernetesObjectApi maps kinds through legacy discovery: create, read, delete', async () => {
     const kc = config();
     const api = k8s.KubernetesObjectApi.makeApiClient(kc);
-    const created = await api.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'obj', namespace: 'node-client' }, spec: {
-      selector: { matchLabels: { app: 'obj' } },
-      template: { metadata: { labels: { app: 'obj' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
-    } } as k8s.KubernetesObject);
+    const created = await api.create({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'obj', namespace: 'node-client' },
+      spec: {
+        selector: { matchLabels: { app: 'obj' } },
+        template: { metadata: { labels: { app: 'obj' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      },
+    } as k8s.KubernetesObject);
     assert.equal(created.metadata?.name, 'obj');
     const read = await api.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'obj', namespace: 'node-client' } });
     assert.equal((read as k8s.V1Deployment).spec?.replicas, 1);

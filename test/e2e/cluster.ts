@@ -28,7 +28,12 @@ export async function startControlPlane(env: TestEnv, controllers: string[], ext
   await mgr.start();
   const client = new RestClient(config, { qps: 200, burst: 400 });
   const informers = new InformerFactory(client);
-  const scheduler = new Scheduler({ client, informers, config: buildConfig({ podInitialBackoffSeconds: 1, podMaxBackoffSeconds: 2 }), log: pino({ level: 'silent' }) });
+  const scheduler = new Scheduler({
+    client,
+    informers,
+    config: buildConfig({ podInitialBackoffSeconds: 1, podMaxBackoffSeconds: 2 }),
+    log: pino({ level: 'silent' }),
+  });
   scheduler.init();
   informers.start();
   await scheduler.run();
@@ -64,7 +69,16 @@ export class Processes {
 
   /** A kubelet for `node` on `sock`, health on `port`; resolves once healthy. */
   async kubelet(env: TestEnv, dir: string, node: string, sock: string, port: number, extra: string[] = []): Promise<ChildProcess> {
-    const proc = this.spawn('kubelet', [`--node-name=${node}`, `--master=${env.url}`, `--container-runtime-endpoint=unix://${sock}`, `--root-dir=${join(dir, node)}`, `--port=${port}`, '--node-status-update-frequency=1', '--log-level=warn', ...extra]);
+    const proc = this.spawn('kubelet', [
+      `--node-name=${node}`,
+      `--master=${env.url}`,
+      `--container-runtime-endpoint=unix://${sock}`,
+      `--root-dir=${join(dir, node)}`,
+      `--port=${port}`,
+      '--node-status-update-frequency=1',
+      '--log-level=warn',
+      ...extra,
+    ]);
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 90_000, `kubelet ${node}`);
     return proc;
   }

@@ -20,7 +20,8 @@ const kubectl = kubectlBinaries().default;
 
 function unavailable(): string | undefined {
   if (process.getuid?.() !== 0) return 'dockerd needs root';
-  for (const bin of ['/usr/sbin/dockerd', '/usr/bin/docker-compose']) if (!existsSync(bin)) return `${bin} is not installed (Debian's docker.io and docker-compose)`;
+  for (const bin of ['/usr/sbin/dockerd', '/usr/bin/docker-compose'])
+    if (!existsSync(bin)) return `${bin} is not installed (Debian's docker.io and docker-compose)`;
   if (!kubectl) return 'kubectl is not installed';
   if (!['/bin/busybox', '/usr/bin/busybox'].some((p) => existsSync(p))) return 'busybox is not installed (Debian busybox-static)';
   return undefined;
@@ -43,7 +44,8 @@ function sh(cmd: string, args: string[], timeoutMs = 300_000): Promise<{ code: n
     });
   });
 }
-const k = (...args: string[]) => sh(kubectl!, [`--kubeconfig=${join(ROOT, stateRel, 'kubeconfig')}`, `--cache-dir=${join(dir, 'kube-cache')}`, ...args], 120_000);
+const k = (...args: string[]) =>
+  sh(kubectl!, [`--kubeconfig=${join(ROOT, stateRel, 'kubeconfig')}`, `--cache-dir=${join(dir, 'kube-cache')}`, ...args], 120_000);
 
 before(async () => {
   if (skip) return;
@@ -53,8 +55,19 @@ before(async () => {
   stateRel = `.kubeling/compose-test-${process.pid}`;
   port = await freePort();
   const sock = join(dir, 'docker.sock');
-  env = { ...process.env, DOCKER_HOST: `unix://${sock}`, KUBELING_COMPOSE_DIR: `./${stateRel}`, KUBELING_COMPOSE_PORT: String(port), COMPOSE_PROJECT_NAME: project, KUBECONFIG: '' };
-  dockerd = spawn('/usr/sbin/dockerd', [`--host=unix://${sock}`, `--data-root=${join(dir, 'data')}`, `--exec-root=${join(dir, 'exec')}`, `--pidfile=${join(dir, 'docker.pid')}`, '--bridge=none'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  env = {
+    ...process.env,
+    DOCKER_HOST: `unix://${sock}`,
+    KUBELING_COMPOSE_DIR: `./${stateRel}`,
+    KUBELING_COMPOSE_PORT: String(port),
+    COMPOSE_PROJECT_NAME: project,
+    KUBECONFIG: '',
+  };
+  dockerd = spawn(
+    '/usr/sbin/dockerd',
+    [`--host=unix://${sock}`, `--data-root=${join(dir, 'data')}`, `--exec-root=${join(dir, 'exec')}`, `--pidfile=${join(dir, 'docker.pid')}`, '--bridge=none'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let log = '';
   dockerd.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
   await waitFor(async () => (await sh('docker', ['version'], 10_000)).code === 0, 30_000, `dockerd (${log})`);
@@ -75,15 +88,23 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('docker-compose up -d --build gives a cluster the host kubectl reaches: nodes Ready, a Deployment Available, logs', { skip: skip ?? false, timeout: 600_000 }, async () => {
+test('docker-compose up -d --build gives a cluster the host kubectl reaches: nodes Ready, a Deployment Available, logs', {
+  skip: skip ?? false,
+  timeout: 600_000,
+}, async () => {
   const up = await sh('docker-compose', ['up', '-d', '--build'], 400_000);
   assert.equal(up.code, 0, up.out);
   const ps = await sh('docker-compose', ['ps']);
-  for (const svc of ['etcd', 'apiserver', 'controller-manager', 'scheduler', 'kubelet-1', 'kubelet-2']) assert.match(ps.out, new RegExp(`${project}_${svc}_1 .*Up`), ps.out);
-  await waitFor(async () => {
-    const r = await k('get', 'nodes', '--no-headers');
-    return r.code === 0 && (r.out.match(/\bReady\b/g) ?? []).length === 2;
-  }, 90_000, 'two Ready nodes');
+  for (const svc of ['etcd', 'apiserver', 'controller-manager', 'scheduler', 'kubelet-1', 'kubelet-2'])
+    assert.match(ps.out, new RegExp(`${project}_${svc}_1 .*Up`), ps.out);
+  await waitFor(
+    async () => {
+      const r = await k('get', 'nodes', '--no-headers');
+      return r.code === 0 && (r.out.match(/\bReady\b/g) ?? []).length === 2;
+    },
+    90_000,
+    'two Ready nodes',
+  );
   const cfg = readFileSync(join(ROOT, stateRel, 'kubeconfig'), 'utf8');
   assert.match(cfg, new RegExp(`server: https://127\\.0\\.0\\.1:${port}`));
   const create = await k('create', 'deployment', 'web', '--image=busybox', '--replicas=2', '--', 'sh', '-c', 'echo hello from compose; sleep 3600');

@@ -15,7 +15,9 @@ after(async () => {
   await env?.stop();
 });
 
-test('kubectl apply -f examples/ creates every example; jane may read pods in team-a only', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+test('kubectl apply -f examples/ creates every example; jane may read pods in team-a only', {
+  skip: kubectlBin ? false : 'kubectl is not installed',
+}, async () => {
   const admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
   const k = new Kubectl(env.url, kubectlBin!, { caPem: env.pki!.caPem, ...admin });
   try {
@@ -25,7 +27,14 @@ test('kubectl apply -f examples/ creates every example; jane may read pods in te
     assert.equal((await k.run(['apply', '-f', `${EXAMPLES}rbac-limited-user.yaml`])).code, 0);
     const a = await k.run(['apply', '-f', EXAMPLES]);
     assert.equal(a.code, 0, a.stderr);
-    for (const what of ['cronjob.batch/clock', 'job.batch/countdown', 'deployment.apps/nginx-deployment', 'pod/web-with-probes', 'service/nginx', 'rolebinding.rbac.authorization.k8s.io/jane-reads-pods']) {
+    for (const what of [
+      'cronjob.batch/clock',
+      'job.batch/countdown',
+      'deployment.apps/nginx-deployment',
+      'pod/web-with-probes',
+      'service/nginx',
+      'rolebinding.rbac.authorization.k8s.io/jane-reads-pods',
+    ]) {
       assert.match(a.stdout, new RegExp(`${what.replace(/\./g, '\\.')} (created|configured|unchanged)`));
     }
     assert.equal((await k.run(['auth', 'can-i', 'list', 'pods', '--as=jane', '-n', 'team-a'])).stdout.trim(), 'yes');

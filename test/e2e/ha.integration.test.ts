@@ -35,7 +35,14 @@ function start(pkg: string, args: string[]): ChildProcess {
   return c;
 }
 
-const LEADER = ['--leader-elect=true', '--leader-elect-lease-duration=3s', '--leader-elect-renew-deadline=2s', '--leader-elect-retry-period=500ms', '--secure-port=0', '--log-level=warn'];
+const LEADER = [
+  '--leader-elect=true',
+  '--leader-elect-lease-duration=3s',
+  '--leader-elect-renew-deadline=2s',
+  '--leader-elect-retry-period=500ms',
+  '--secure-port=0',
+  '--log-level=warn',
+];
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-ha-'));
@@ -47,13 +54,29 @@ before(async () => {
   }
   for (const a of apis) await waitFor(async () => (await fetch(`${a}/readyz`)).ok, 90_000, `apiserver ${a}`);
   for (let i = 0; i < 2; i++) {
-    start('controller-manager', [`--master=${apis[i]}`, '--controllers=deployment,replicaset,garbagecollector', '--kube-api-qps=100', '--kube-api-burst=200', ...LEADER]);
+    start('controller-manager', [
+      `--master=${apis[i]}`,
+      '--controllers=deployment,replicaset,garbagecollector',
+      '--kube-api-qps=100',
+      '--kube-api-burst=200',
+      ...LEADER,
+    ]);
     start('scheduler', [`--master=${apis[i]}`, ...LEADER]);
   }
   for (const [i, node] of ['ha-1', 'ha-2'].entries()) {
     const runtime = new KubelingRuntime({ backend: 'hollow', root: join(dir, node, 'runtime'), podCIDR: `127.8.${i + 1}.0/24` });
     runtimes.push(runtime);
-    const k = new Kubelet({ config: { server: apis[i]!, namespace: 'default', insecureSkipTLSVerify: false }, nodeName: node, runtime, rootDir: join(dir, node), port: 0, capacity: { cpu: '8', memory: '16Gi', pods: '50' }, log: pino({ level: 'silent' }), leaseRenewMs: 1000, statusUpdateMs: 1000 });
+    const k = new Kubelet({
+      config: { server: apis[i]!, namespace: 'default', insecureSkipTLSVerify: false },
+      nodeName: node,
+      runtime,
+      rootDir: join(dir, node),
+      port: 0,
+      capacity: { cpu: '8', memory: '16Gi', pods: '50' },
+      log: pino({ level: 'silent' }),
+      leaseRenewMs: 1000,
+      statusUpdateMs: 1000,
+    });
     await k.start();
     kubelets.push(k);
   }
@@ -74,7 +97,18 @@ const holderPid = async (lease: string) => {
 
 test('killing the leaders and an etcd member mid-rollout: the rollout completes and nothing is lost', async () => {
   // Objects written before anything fails.
-  for (let i = 0; i < 20; i++) assert.equal((await request(apis[0]!, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `before-${i}` }, data: { i: String(i) } })).status, 201);
+  for (let i = 0; i < 20; i++)
+    assert.equal(
+      (
+        await request(apis[0]!, 'POST', '/api/v1/namespaces/default/configmaps', {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `before-${i}` },
+          data: { i: String(i) },
+        })
+      ).status,
+      201,
+    );
   const d = await request(apis[0]!, 'POST', '/apis/apps/v1/namespaces/default/deployments', {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -88,9 +122,23 @@ test('killing the leaders and an etcd member mid-rollout: the rollout completes 
     },
   });
   assert.equal(d.status, 201);
-  await waitFor(async () => (await get('/apis/apps/v1/namespaces/default/deployments/ha')).status?.availableReplicas === 6, 60_000, 'the first version available');
-  await request(apis[1]!, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/ha', { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } }, { contentType: 'application/strategic-merge-patch+json' });
-  await waitFor(async () => ((await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dha')).items as Obj[]).length === 2, 20_000, 'the second ReplicaSet');
+  await waitFor(
+    async () => (await get('/apis/apps/v1/namespaces/default/deployments/ha')).status?.availableReplicas === 6,
+    60_000,
+    'the first version available',
+  );
+  await request(
+    apis[1]!,
+    'PATCH',
+    '/apis/apps/v1/namespaces/default/deployments/ha',
+    { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:1.27' }] } } } },
+    { contentType: 'application/strategic-merge-patch+json' },
+  );
+  await waitFor(
+    async () => ((await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dha')).items as Obj[]).length === 2,
+    20_000,
+    'the second ReplicaSet',
+  );
   // Mid-rollout: the leaders and an etcd member go.
   const cm = await holderPid('kube-controller-manager');
   const sched = await holderPid('kube-scheduler');
@@ -99,7 +147,9 @@ test('killing the leaders and an etcd member mid-rollout: the rollout completes 
   byPid.get(sched)!.kill('SIGKILL');
   await etcd.kill(0);
   // The old ReplicaSet still had pods: the rollout was in progress when they died.
-  const midRS = ((await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dha')).items as Obj[]).find((r) => r.spec.template.spec.containers[0].image === 'nginx:1.26');
+  const midRS = ((await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dha')).items as Obj[]).find(
+    (r) => r.spec.template.spec.containers[0].image === 'nginx:1.26',
+  );
   assert.ok(midRS && midRS.spec.replicas > 0, 'still rolling when killed');
   await waitFor(
     async () => {
@@ -111,7 +161,12 @@ test('killing the leaders and an etcd member mid-rollout: the rollout completes 
   );
   const rss = (await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dha')).items as Obj[];
   assert.equal(rss.length, 2, 'no extra ReplicaSet');
-  await waitFor(async () => ((await get('/api/v1/namespaces/default/pods?labelSelector=app%3Dha')).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp).length === 6, 30_000, '6 pods');
+  await waitFor(
+    async () =>
+      ((await get('/api/v1/namespaces/default/pods?labelSelector=app%3Dha')).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp).length === 6,
+    30_000,
+    '6 pods',
+  );
   const pods = ((await get('/api/v1/namespaces/default/pods?labelSelector=app%3Dha')).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
   assert.ok(pods.every((p) => p.spec.containers[0].image === 'nginx:1.27' && p.spec.nodeName));
   const cms = ((await get('/api/v1/namespaces/default/configmaps')).items as Obj[]).filter((c) => c.metadata.name.startsWith('before-'));

@@ -32,7 +32,17 @@ const procs = new Processes();
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-compare-'));
   env = await startTestEnv();
-  plane = await startControlPlane(env, ['deployment', 'replicaset', 'garbagecollector', 'serviceaccount', 'namespace', 'endpoints', 'endpointslice', 'statefulset', 'daemonset']);
+  plane = await startControlPlane(env, [
+    'deployment',
+    'replicaset',
+    'garbagecollector',
+    'serviceaccount',
+    'namespace',
+    'endpoints',
+    'endpointslice',
+    'statefulset',
+    'daemonset',
+  ]);
   client = plane.client;
   const sock = await procs.runtime(dir, 'cmp-1', '127.7.1.0/24');
   await procs.kubelet(env, dir, 'cmp-1', sock, await freePort(), ['--capacity=cpu=8,memory=16Gi']);
@@ -52,7 +62,13 @@ const ours: Runner = async (args, opts = {}) => {
   let stdout = '';
   let stderr = '';
   const signal = AbortSignal.timeout(opts.timeoutMs ?? 60_000);
-  const code = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${join(dir, 'our-cache')}`, ...args], { out: (s) => (stdout += s), err: (s) => (stderr += s), env: { HOME: dir }, signal, ...(opts.input !== undefined ? { stdin: () => opts.input! } : {}) });
+  const code = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${join(dir, 'our-cache')}`, ...args], {
+    out: (s) => (stdout += s),
+    err: (s) => (stderr += s),
+    env: { HOME: dir },
+    signal,
+    ...(opts.input !== undefined ? { stdin: () => opts.input! } : {}),
+  });
   return { code, stdout, stderr };
 };
 
@@ -141,7 +157,26 @@ function normalize(s: string, ns: string): string {
 
 /** An object with what differs between two runs (ids, times, addresses, random suffixes) taken out. */
 function canonical(o: Obj, ns: string): unknown {
-  const drop = new Set(['uid', 'resourceVersion', 'creationTimestamp', 'namespace', 'podIP', 'podIPs', 'hostIP', 'hostIPs', 'clusterIP', 'clusterIPs', 'containerID', 'imageID', 'startedAt', 'finishedAt', 'nodeName', 'startTime', 'observedGeneration', 'restartCount']);
+  const drop = new Set([
+    'uid',
+    'resourceVersion',
+    'creationTimestamp',
+    'namespace',
+    'podIP',
+    'podIPs',
+    'hostIP',
+    'hostIPs',
+    'clusterIP',
+    'clusterIPs',
+    'containerID',
+    'imageID',
+    'startedAt',
+    'finishedAt',
+    'nodeName',
+    'startTime',
+    'observedGeneration',
+    'restartCount',
+  ]);
   const walk = (v: unknown, key?: string): unknown => {
     if (Array.isArray(v)) return v.map((x) => walk(x));
     if (v && typeof v === 'object') {
@@ -149,13 +184,18 @@ function canonical(o: Obj, ns: string): unknown {
       for (const k of Object.keys(v).sort()) {
         if (drop.has(k) || /Time$|Timestamp$|^time$/.test(k)) continue;
         // Field managers: who wrote, how, through which subresource (the sets' contents follow from the objects).
-        if (key === 'metadata' && k === 'managedFields') out[k] = ((v as Obj)[k] as Obj[]).map((m) => `${m.manager} ${m.operation} ${m.subresource ?? ''}`.trim()).sort();
+        if (key === 'metadata' && k === 'managedFields')
+          out[k] = ((v as Obj)[k] as Obj[]).map((m) => `${m.manager} ${m.operation} ${m.subresource ?? ''}`.trim()).sort();
         else out[k] = walk((v as Obj)[k], k);
       }
       if (key === 'metadata' && out.annotations?.['kubectl.kubernetes.io/restartedAt']) out.annotations['kubectl.kubernetes.io/restartedAt'] = 'T';
       return out;
     }
-    if (typeof v === 'string') return v.replaceAll(ns, 'NS').replace(/-[a-z0-9]{5}$/, '-xxxxx').replace(/^kube-api-access-[a-z0-9]{5}$/, 'kube-api-access-xxxxx');
+    if (typeof v === 'string')
+      return v
+        .replaceAll(ns, 'NS')
+        .replace(/-[a-z0-9]{5}$/, '-xxxxx')
+        .replace(/^kube-api-access-[a-z0-9]{5}$/, 'kube-api-access-xxxxx');
     return v;
   };
   return walk(o);
@@ -176,11 +216,19 @@ async function objects(ns: string): Promise<Record<string, unknown[]>> {
   }
   const pods = ((await client.get<Obj>(`/api/v1/namespaces/${ns}/pods`)).items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
   // Pods: which templates run and how many are Ready; their random names and timings differ.
-  out.pods = pods.map((p) => `${p.metadata.labels?.app ?? ''} ${p.spec.containers[0].image} ${p.status?.phase} ${p.status?.conditions?.find((c: Obj) => c.type === 'Ready')?.status}`).sort();
+  out.pods = pods
+    .map(
+      (p) =>
+        `${p.metadata.labels?.app ?? ''} ${p.spec.containers[0].image} ${p.status?.phase} ${p.status?.conditions?.find((c: Obj) => c.type === 'Ready')?.status}`,
+    )
+    .sort();
   return out;
 }
 
-test('the same scenario with our kubectl and the real one: same objects, statuses, field managers and key output lines', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 600_000 }, async () => {
+test('the same scenario with our kubectl and the real one: same objects, statuses, field managers and key output lines', {
+  skip: kubectlBin ? false : 'kubectl is not installed',
+  timeout: 600_000,
+}, async () => {
   const ourSteps = await scenario(ours, 'ours');
   const realSteps = await scenario((args, opts) => real.run(args, opts), 'real');
   for (const [i, r] of realSteps.entries()) {
@@ -197,7 +245,12 @@ test('the same scenario with our kubectl and the real one: same objects, statuse
   await waitFor(async () => (await objects('ours')).pods!.length === 5 && (await objects('real')).pods!.length === 5, 60_000, 'pods to settle');
   await new Promise((r) => setTimeout(r, 2000));
   const [a, b] = [await objects('ours'), await objects('real')];
-  for (const kind of Object.keys(b)) assert.deepEqual(a[kind], b[kind], `${kind} differ: ${JSON.stringify(a[kind]?.map((x: any) => x.metadata?.managedFields))} vs ${JSON.stringify(b[kind]?.map((x: any) => x.metadata?.managedFields))}`);
+  for (const kind of Object.keys(b))
+    assert.deepEqual(
+      a[kind],
+      b[kind],
+      `${kind} differ: ${JSON.stringify(a[kind]?.map((x: any) => x.metadata?.managedFields))} vs ${JSON.stringify(b[kind]?.map((x: any) => x.metadata?.managedFields))}`,
+    );
 });
 
 test('client-side validation errors send nothing: the apiserver request counter stays still', { timeout: 60_000 }, async (t) => {
@@ -205,7 +258,10 @@ test('client-side validation errors send nothing: the apiserver request counter 
   const quiet = await startTestEnv();
   t.after(() => quiet.stop());
   const kubeconfig = join(dir, 'quiet-kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: q, cluster: {server: "${quiet.url}"}}]\nusers: [{name: q, user: {}}]\ncontexts: [{name: q, context: {cluster: q, user: q, namespace: default}}]\ncurrent-context: q\n`);
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: q, cluster: {server: "${quiet.url}"}}]\nusers: [{name: q, user: {}}]\ncontexts: [{name: q, context: {cluster: q, user: q, namespace: default}}]\ncurrent-context: q\n`,
+  );
   const total = async () => {
     const text = await (await fetch(`${quiet.url}/metrics`)).text();
     return text
@@ -215,8 +271,16 @@ test('client-side validation errors send nothing: the apiserver request counter 
   };
   const bad = join(dir, 'bad.yaml');
   const cases: [string[], string, RegExp][] = [
-    [['create', '-f', bad], 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: -3}\n', /spec\.replicas: Invalid value: -3: must be greater than or equal to 0/],
-    [['apply', '-f', bad], 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: "NGINX:latest"}]}\n', /image: Invalid value: "NGINX:latest": invalid reference format/],
+    [
+      ['create', '-f', bad],
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: -3}\n',
+      /spec\.replicas: Invalid value: -3: must be greater than or equal to 0/,
+    ],
+    [
+      ['apply', '-f', bad],
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: "NGINX:latest"}]}\n',
+      /image: Invalid value: "NGINX:latest": invalid reference format/,
+    ],
     [['apply', '-f', bad], 'apiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: d}\n', /no matches for kind "Deploymnet" in version "apps\/v1"/],
     [['create', '-f', bad], 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\n', /metadata\.name: Invalid value: "Bad_Name"/],
     [['create', '-f', bad], 'kind: ConfigMap\nmetadata: {name: x}\n  bad-indent: [\n', /error (parsing|converting|validating)/],
@@ -240,7 +304,9 @@ test('client-side validation errors send nothing: the apiserver request counter 
   }
 });
 
-test('our kubectl: run generators and dry runs, go-template, describe, get -w, edit, wait, delete -l/--all/--force, apply -R and stdin, explain, cluster-info', { timeout: 300_000 }, async () => {
+test('our kubectl: run generators and dry runs, go-template, describe, get -w, edit, wait, delete -l/--all/--force, apply -R and stdin, explain, cluster-info', {
+  timeout: 300_000,
+}, async () => {
   const ns = 'gen';
   const k = (...args: string[]) => ours(['-n', ns, ...args]);
   const json = async (...args: string[]) => {
@@ -254,10 +320,16 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   // The generators of older kubectl.
   assert.equal((await k('run', 'web', '--image=nginx:1.27', '--replicas=3', '--port=8080', '--env=NGINX_PORT=8080')).stdout, 'deployment.apps/web created\n');
   const web = await json('get', 'deployment', 'web');
-  assert.deepEqual([web.spec.replicas, web.metadata.labels, web.spec.selector.matchLabels, web.spec.template.metadata.labels], [3, { run: 'web' }, { run: 'web' }, { run: 'web' }]);
+  assert.deepEqual(
+    [web.spec.replicas, web.metadata.labels, web.spec.selector.matchLabels, web.spec.template.metadata.labels],
+    [3, { run: 'web' }, { run: 'web' }, { run: 'web' }],
+  );
   assert.equal((await k('run', 'once', '--image=busybox', '--restart=OnFailure', '--', 'echo', 'hi')).stdout, 'job.batch/once created\n');
   const job = await json('get', 'job', 'once');
-  assert.deepEqual([job.spec.template.spec.restartPolicy, job.spec.template.spec.containers[0].args, job.metadata.labels], ['OnFailure', ['echo', 'hi'], { run: 'once' }]);
+  assert.deepEqual(
+    [job.spec.template.spec.restartPolicy, job.spec.template.spec.containers[0].args, job.metadata.labels],
+    ['OnFailure', ['echo', 'hi'], { run: 'once' }],
+  );
   assert.equal((await k('run', 'tick', '--image=busybox', '--schedule=*/1 * * * *')).stdout, 'cronjob.batch/tick created\n');
   const cj = await json('get', 'cronjob', 'tick');
   assert.deepEqual([cj.spec.schedule, cj.spec.jobTemplate.spec.template.spec.restartPolicy], ['*/1 * * * *', 'OnFailure']);
@@ -266,7 +338,10 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   assert.equal((await k('run', 'p2', '--image=busybox', '--restart=Never', '--', 'sleep', '3600')).stdout, 'pod/p2 created\n');
   const dry = await k('run', 'dry', '--image=nginx', '--replicas=2', '--dry-run=client', '-o', 'yaml');
   assert.equal(dry.code, 0, dry.stderr);
-  assert.match(dry.stdout, /^apiVersion: apps\/v1\nkind: Deployment\nmetadata:\n {2}creationTimestamp: null\n {2}labels:\n {4}run: dry\n {2}name: dry\n {2}namespace: gen\nspec:\n {2}replicas: 2\n/);
+  assert.match(
+    dry.stdout,
+    /^apiVersion: apps\/v1\nkind: Deployment\nmetadata:\n {2}creationTimestamp: null\n {2}labels:\n {4}run: dry\n {2}name: dry\n {2}namespace: gen\nspec:\n {2}replicas: 2\n/,
+  );
   assert.match(dry.stdout, /\nstatus: \{\}\n$/);
   const sdry = await k('run', 'sdry', '--image=nginx', '--restart=OnFailure', '--dry-run=server', '-o', 'yaml');
   assert.match(sdry.stdout, /kind: Job\n/);
@@ -278,8 +353,14 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   // go-template over a running pod.
   const w = await k('wait', '--for=condition=Ready', 'pod/solo', '--timeout=60s');
   assert.equal(w.stdout, 'pod/solo condition met\n', w.stderr);
-  assert.equal((await k('get', 'pod', 'solo', '-o', 'go-template={{range .status.conditions}}{{if eq .type "Ready"}}{{.status}}{{end}}{{end}}')).stdout, 'True');
-  assert.equal((await k('get', 'pod', 'solo', '-o', 'go-template={{range .status.conditions}}{{if eq .type "PodScheduled"}}{{.status}}{{end}}{{end}}')).stdout, 'True');
+  assert.equal(
+    (await k('get', 'pod', 'solo', '-o', 'go-template={{range .status.conditions}}{{if eq .type "Ready"}}{{.status}}{{end}}{{end}}')).stdout,
+    'True',
+  );
+  assert.equal(
+    (await k('get', 'pod', 'solo', '-o', 'go-template={{range .status.conditions}}{{if eq .type "PodScheduled"}}{{.status}}{{end}}{{end}}')).stdout,
+    'True',
+  );
   const tpl = join(dir, 'names.tmpl');
   writeFileSync(tpl, '{{range .items}}{{.metadata.name}}:{{len .spec.containers}} {{end}}');
   assert.equal((await k('get', 'pods', '-l', 'run=solo', '-o', `go-template-file=${tpl}`)).stdout, 'solo:1 ');
@@ -291,14 +372,25 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   assert.match(d, /\nStatus: +Running\n/);
   assert.match(d, /\nContainers:\n {2}solo:\n/);
   // Events in the same second keep the order they were written in, and the kubelet's may come before the scheduler's.
-  assert.match(d, /\nEvents:\n {2}Type +Reason +Age +From +Message\n {2}---- +------ +---- +---- +-------\n( {2}\S.*\n)*? {2}Normal +Scheduled +\S+ +default-scheduler +Successfully assigned gen\/solo to cmp-1\n/);
+  assert.match(
+    d,
+    /\nEvents:\n {2}Type +Reason +Age +From +Message\n {2}---- +------ +---- +---- +-------\n( {2}\S.*\n)*? {2}Normal +Scheduled +\S+ +default-scheduler +Successfully assigned gen\/solo to cmp-1\n/,
+  );
   await waitFor(async () => (await json('get', 'deployment', 'web')).status?.availableReplicas === 3, 60_000, 'web available');
-  assert.match((await k('describe', 'deployment', 'web')).stdout, /\nReplicas: +3 desired \| 3 updated \| 3 total \| 3 available \| 0 unavailable\n[\s\S]*\nNewReplicaSet: +web-\w+ \(3\/3 replicas created\)\n[\s\S]*ScalingReplicaSet/);
+  assert.match(
+    (await k('describe', 'deployment', 'web')).stdout,
+    /\nReplicas: +3 desired \| 3 updated \| 3 total \| 3 available \| 0 unavailable\n[\s\S]*\nNewReplicaSet: +web-\w+ \(3\/3 replicas created\)\n[\s\S]*ScalingReplicaSet/,
+  );
 
   // get -w: the rows now, then one per change, until stopped.
   let watchOut = '';
   const stop = new AbortController();
-  const watching = ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${join(dir, 'our-cache')}`, 'get', 'deployment', 'web', '-w', '-n', ns], { out: (s) => (watchOut += s), err: (s) => (watchOut += s), env: { HOME: dir }, signal: stop.signal });
+  const watching = ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${join(dir, 'our-cache')}`, 'get', 'deployment', 'web', '-w', '-n', ns], {
+    out: (s) => (watchOut += s),
+    err: (s) => (watchOut += s),
+    env: { HOME: dir },
+    signal: stop.signal,
+  });
   await waitFor(async () => /^NAME +READY/.test(watchOut), 10_000, 'the first rows');
   // edit through $EDITOR: replicas 3 → 2.
   const edited = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, 'edit', 'deployment/web', '-n', ns], {
@@ -336,7 +428,14 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   writeFileSync(join(tree, 'notes.txt'), 'not a manifest');
   assert.equal((await k('apply', '-f', tree)).stdout, 'configmap/top created\n');
   assert.equal((await k('apply', '-R', '-f', tree)).stdout, 'configmap/top unchanged\nconfigmap/deep created\n');
-  assert.equal((await ours(['apply', '-f', '-', '-n', ns], { input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: piped}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: piped2}\n' })).stdout, 'configmap/piped created\nconfigmap/piped2 created\n');
+  assert.equal(
+    (
+      await ours(['apply', '-f', '-', '-n', ns], {
+        input: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: piped}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: piped2}\n',
+      })
+    ).stdout,
+    'configmap/piped created\nconfigmap/piped2 created\n',
+  );
 
   // get all, explain, cluster-info.
   assert.match((await k('get', 'all')).stdout, /job\.batch\/once/);
@@ -346,7 +445,9 @@ test('our kubectl: run generators and dry runs, go-template, describe, get -w, e
   assert.match((await ours(['cluster-info'])).stdout, /Kubernetes control plane\S* is running at \S*http:\/\/127\.0\.0\.1:\d+/);
 });
 
-test('one discovery cache in kubectl\'s layout: the real kubectl reads what ours wrote, and ours reads what it wrote', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+test("one discovery cache in kubectl's layout: the real kubectl reads what ours wrote, and ours reads what it wrote", {
+  skip: kubectlBin ? false : 'kubectl is not installed',
+}, async () => {
   const host = `127.0.0.1_${new URL(env.url).port}`;
   const mark = (cacheDir: string, shortName: string) => {
     // A short name only the cache knows: a command that resolves it read the file.
@@ -365,12 +466,19 @@ test('one discovery cache in kubectl\'s layout: the real kubectl reads what ours
   assert.equal(r.stdout, 'deployment.apps/app\n');
   mark(real.cacheDir, 'realdeploy');
   let out = '';
-  const code = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${real.cacheDir}`, 'get', 'realdeploy', '-n', 'real', '-o', 'name'], { out: (s) => (out += s), err: (s) => (out += s), env: { HOME: dir } });
+  const code = await ourKubectl([`--kubeconfig=${real.kubeconfig}`, `--cache-dir=${real.cacheDir}`, 'get', 'realdeploy', '-n', 'real', '-o', 'name'], {
+    out: (s) => (out += s),
+    err: (s) => (out += s),
+    env: { HOME: dir },
+  });
   assert.equal(code, 0, out);
   assert.equal(out, 'deployment.apps/app\n');
 });
 
-test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet, Service (endpoints from EndpointSlices), ConfigMap, Secret, Namespace', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
+test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet, Service (endpoints from EndpointSlices), ConfigMap, Secret, Namespace', {
+  skip: kubectlBin ? false : 'kubectl is not installed',
+  timeout: 120_000,
+}, async () => {
   const ns = 'desc';
   const k = (...args: string[]) => ours(['-n', ns, ...args]);
   await ours(['create', 'namespace', ns]);
@@ -383,12 +491,24 @@ test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet,
   assert.equal((await k('wait', '--for=condition=Ready', 'pod/solo', '--timeout=60s')).code, 0);
   assert.equal((await k('wait', '--for=condition=Available', 'deployment/web', '--timeout=60s')).code, 0);
   await k('expose', 'deployment', 'web', '--port=8080', '--target-port=80');
-  await waitFor(async () => (await client.get<Obj>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`)).items?.[0]?.endpoints?.length === 2, 20_000, 'the Service\'s EndpointSlice');
+  await waitFor(
+    async () => (await client.get<Obj>(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`)).items?.[0]?.endpoints?.length === 2,
+    20_000,
+    "the Service's EndpointSlice",
+  );
   await new Promise((r) => setTimeout(r, 1500)); // the last events settle
   const rs = JSON.parse((await k('get', 'rs', '-o', 'json')).stdout).items[0].metadata.name as string;
   // Ages move between the two runs; everything else must match.
   const norm = (s: string) => s.replace(/\b\d+(ms|s|m|h|d)(\d+(s|m|h))?\b/g, 'AGE');
-  for (const target of [['pod', 'solo'], ['deployment', 'web'], ['replicaset', rs], ['service', 'web'], ['configmap', 'cfg'], ['secret', 'pw'], ['namespace', ns]]) {
+  for (const target of [
+    ['pod', 'solo'],
+    ['deployment', 'web'],
+    ['replicaset', rs],
+    ['service', 'web'],
+    ['configmap', 'cfg'],
+    ['secret', 'pw'],
+    ['namespace', ns],
+  ]) {
     const r = await real.run(['describe', '-n', ns, ...target]);
     const o = await k('describe', ...target);
     assert.equal(r.code, 0, r.stderr);
@@ -396,13 +516,18 @@ test('describe prints what the real kubectl prints: Pod, Deployment, ReplicaSet,
   }
 });
 
-test('StatefulSets and DaemonSets: rollout status, history (and --revision) print what the real kubectl prints; undo goes back a revision', { skip: kubectlBin ? false : 'kubectl is not installed', timeout: 120_000 }, async () => {
+test('StatefulSets and DaemonSets: rollout status, history (and --revision) print what the real kubectl prints; undo goes back a revision', {
+  skip: kubectlBin ? false : 'kubectl is not installed',
+  timeout: 120_000,
+}, async () => {
   const ns = 'sts';
   const k = (...args: string[]) => ours(['-n', ns, ...args]);
   await ours(['create', 'namespace', ns]);
   await waitFor(async () => (await client.get<Obj>(`/api/v1/namespaces/${ns}/serviceaccounts`)).items.length > 0, 20_000, 'default ServiceAccount');
   const file = join(dir, 'sts.yaml');
-  writeFileSync(file, `apiVersion: apps/v1
+  writeFileSync(
+    file,
+    `apiVersion: apps/v1
 kind: StatefulSet
 metadata:
   name: db
@@ -419,7 +544,8 @@ spec:
       - name: c
         image: busybox
         command: [sleep, "3600"]
-`);
+`,
+  );
   assert.equal((await k('apply', '-f', file)).code, 0);
   const status = await k('rollout', 'status', 'sts/db', '--timeout=60s');
   assert.equal(status.code, 0, status.stderr);
@@ -436,10 +562,19 @@ spec:
   assert.equal(await image(), 'busybox');
   // The revision rolled back to becomes the newest.
   await waitFor(async () => (await k('rollout', 'history', 'sts/db')).stdout.includes('\n3 '), 20_000, 'revision 1 renumbered 3');
-  assert.equal((await k('rollout', 'undo', 'sts/db', '--to-revision=3')).stdout, 'statefulset.apps/db skipped rollback (current template already matches revision 3)\n');
+  assert.equal(
+    (await k('rollout', 'undo', 'sts/db', '--to-revision=3')).stdout,
+    'statefulset.apps/db skipped rollback (current template already matches revision 3)\n',
+  );
 
   const dsFile = join(dir, 'ds.yaml');
-  writeFileSync(dsFile, readFileSync(file, 'utf8').replace('kind: StatefulSet', 'kind: DaemonSet').replace('  serviceName: db\n  replicas: 2\n', '').replace('name: db', 'name: agent'));
+  writeFileSync(
+    dsFile,
+    readFileSync(file, 'utf8')
+      .replace('kind: StatefulSet', 'kind: DaemonSet')
+      .replace('  serviceName: db\n  replicas: 2\n', '')
+      .replace('name: db', 'name: agent'),
+  );
   assert.equal((await k('apply', '-f', dsFile)).code, 0);
   assert.equal((await k('rollout', 'status', 'ds/agent', '--timeout=60s')).code, 0);
   assert.equal((await k('set', 'image', 'ds/agent', 'c=busybox:1.36')).code, 0);

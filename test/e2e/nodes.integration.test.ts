@@ -31,7 +31,10 @@ async function startKubelet(node: string, sock: string, port: number): Promise<C
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-nodes-'));
   env = await startTestEnv();
-  plane = await startControlPlane(env, ['deployment', 'replicaset', 'nodelifecycle', 'garbagecollector'], { nodeMonitorGracePeriodMs: 4000, nodeMonitorPeriodMs: 500 });
+  plane = await startControlPlane(env, ['deployment', 'replicaset', 'nodelifecycle', 'garbagecollector'], {
+    nodeMonitorGracePeriodMs: 4000,
+    nodeMonitorPeriodMs: 500,
+  });
   for (const [i, node] of ['e2e-1', 'e2e-2'].entries()) {
     const sock = await procs.runtime(dir, node, `127.6.${i + 1}.0/24`);
     await startKubelet(node, sock, await freePort());
@@ -50,10 +53,14 @@ const ready = (p: Obj) => p.status?.conditions?.some((c: Obj) => c.type === 'Rea
 
 const kubectlBin = kubectlBinaries().default;
 
-test('with the real kubectl: apply a 3-replica nginx Deployment, curl a pod, logs and logs -f, delete a pod', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+test('with the real kubectl: apply a 3-replica nginx Deployment, curl a pod, logs and logs -f, delete a pod', {
+  skip: kubectlBin ? false : 'kubectl is not installed',
+}, async () => {
   const k = new Kubectl(env.url, kubectlBin!, { namespace: 'default' });
   try {
-    const f = k.file('nginx.yaml', `apiVersion: apps/v1
+    const f = k.file(
+      'nginx.yaml',
+      `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: nginx}
 spec:
@@ -70,7 +77,8 @@ spec:
         ports: [{containerPort: 8080}]
         readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1}
         lifecycle: {preStop: {exec: {command: [sh, -c, "echo stopping"]}}}
-`);
+`,
+    );
     const a = await k.run(['apply', '-f', f]);
     assert.equal(a.code, 0, a.stderr);
     const rs = await k.run(['rollout', 'status', 'deploy/nginx', '--timeout=60s'], { timeoutMs: 70_000 });
@@ -86,20 +94,28 @@ spec:
     assert.match(logs.stdout, /GET \/ HTTP\/1\.1" 200/);
     const follow = k.spawn(['logs', '-f', pod.metadata.name, '--tail=0']);
     // With --tail=0 a request made before the stream is up never shows: ask again until one does.
-    await waitFor(async () => {
-      await fetch(`http://${pod.status.podIP}:8080/followed`).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 200));
-      return /GET \/followed HTTP\/1\.1" 404/.test(follow.output());
-    }, 20_000, 'logs -f to show the new request');
+    await waitFor(
+      async () => {
+        await fetch(`http://${pod.status.podIP}:8080/followed`).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 200));
+        return /GET \/followed HTTP\/1\.1" 404/.test(follow.output());
+      },
+      20_000,
+      'logs -f to show the new request',
+    );
     follow.child.kill();
     const t0 = Date.now();
     const del = await k.run(['delete', 'pod', pod.metadata.name], { timeoutMs: 30_000 });
     assert.equal(del.code, 0, del.stderr);
     assert.ok(Date.now() - t0 < 5000 + 2000, 'terminated within the grace period');
-    await waitFor(async () => {
-      const l = live(JSON.parse((await k.run(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).stdout).items);
-      return l.length === 3 && l.every(ready);
-    }, 30_000, 'the Deployment to be whole again');
+    await waitFor(
+      async () => {
+        const l = live(JSON.parse((await k.run(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).stdout).items);
+        return l.length === 3 && l.every(ready);
+      },
+      30_000,
+      'the Deployment to be whole again',
+    );
     assert.equal((await k.run(['delete', 'deploy', 'nginx'])).code, 0);
   } finally {
     k.cleanup();
@@ -118,7 +134,9 @@ test('a Deployment spreads over both nodes; a restarted kubelet starts nothing t
         metadata: { labels: { app: 'web' } },
         spec: {
           terminationGracePeriodSeconds: 2,
-          topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } }],
+          topologySpreadConstraints: [
+            { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: 'web' } } },
+          ],
           tolerations: [
             { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 },
             { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 1 },
@@ -144,18 +162,30 @@ test('a Deployment spreads over both nodes; a restarted kubelet starts nothing t
   await startKubelet('e2e-1', k1.sock, k1.port);
   await new Promise((res) => setTimeout(res, 3000));
   const after1 = live(await pods()).filter((p) => p.spec.nodeName === 'e2e-1');
-  assert.deepEqual(after1.map((p) => [p.metadata.name, p.status.containerStatuses[0].containerID, p.status.podIP]).sort(), before1.sort(), 'same pods, same containers');
+  assert.deepEqual(
+    after1.map((p) => [p.metadata.name, p.status.containerStatuses[0].containerID, p.status.podIP]).sort(),
+    before1.sort(),
+    'same pods, same containers',
+  );
   for (const p of after1) assert.equal(p.status.containerStatuses[0].restartCount, 0);
 
   // Kill kubelet 2 for good: its node goes NotReady and its pods move to node 1.
   const k2 = kubelets.get('e2e-2')!;
   k2.proc.kill('SIGKILL');
-  await waitFor(async () => {
-    const n = (await request(env.url, 'GET', '/api/v1/nodes/e2e-2')).body;
-    return n.status.conditions.find((c: Obj) => c.type === 'Ready')?.status !== 'True';
-  }, 20_000, 'node e2e-2 NotReady');
-  await waitFor(async () => {
-    const l = live(await pods());
-    return l.length === 4 && l.every((p) => p.spec.nodeName === 'e2e-1' && ready(p));
-  }, 60_000, 'all 4 pods ready on e2e-1');
+  await waitFor(
+    async () => {
+      const n = (await request(env.url, 'GET', '/api/v1/nodes/e2e-2')).body;
+      return n.status.conditions.find((c: Obj) => c.type === 'Ready')?.status !== 'True';
+    },
+    20_000,
+    'node e2e-2 NotReady',
+  );
+  await waitFor(
+    async () => {
+      const l = live(await pods());
+      return l.length === 4 && l.every((p) => p.spec.nodeName === 'e2e-1' && ready(p));
+    },
+    60_000,
+    'all 4 pods ready on e2e-1',
+  );
 });

@@ -42,19 +42,38 @@ const runtimes: { rt: KubelingRuntime; server: CriServer }[] = [];
 
 async function identity(cn: string, orgs: string[] = []): Promise<ClientConfig> {
   const c = await env.pki!.client(cn, orgs);
-  return { server: env.url, namespace: 'default', insecureSkipTLSVerify: false, ca: Buffer.from(env.pki!.caPem), cert: Buffer.from(c.certPem), key: Buffer.from(c.keyPem) };
+  return {
+    server: env.url,
+    namespace: 'default',
+    insecureSkipTLSVerify: false,
+    ca: Buffer.from(env.pki!.caPem),
+    cert: Buffer.from(c.certPem),
+    key: Buffer.from(c.keyPem),
+  };
 }
 
 before(async () => {
   if (!kubectlBin) return;
   dir = mkdtempSync(join(tmpdir(), 'e2e-story-'));
-  const sink = new Writable({ write: (chunk, _e, cb) => {
-      audit.push(...chunk.toString().split('\n').filter(Boolean).map((l: string) => JSON.parse(l)));
+  const sink = new Writable({
+    write: (chunk, _e, cb) => {
+      audit.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter(Boolean)
+          .map((l: string) => JSON.parse(l)),
+      );
       cb();
     },
   });
   env = await startTestEnv({ secure: true, server: { audit: pino({ level: 'info' }, sink) } });
-  mgr = new ControllerManager({ config: await identity('system:kube-controller-manager'), controllers: ['*'], leaderElect: false, log: pino({ level: 'silent' }) });
+  mgr = new ControllerManager({
+    config: await identity('system:kube-controller-manager'),
+    controllers: ['*'],
+    leaderElect: false,
+    log: pino({ level: 'silent' }),
+  });
   await mgr.start();
   schedClient = new RestClient(await identity('system:kube-scheduler'));
   informers = new InformerFactory(schedClient);
@@ -66,12 +85,24 @@ before(async () => {
     const rt = new KubelingRuntime({ backend: 'process', root: join(dir, `rt-${i}`), podCIDR: `127.7.${i + 1}.0/24` });
     const endpoint = `unix://${join(dir, `rt-${i}.sock`)}`;
     runtimes.push({ rt, server: await serveCri(rt, endpoint) });
-    const k = new Kubelet({ config: await identity(`system:node:${node}`, ['system:nodes']), nodeName: node, runtime: endpoint, rootDir: join(dir, node), port: 0, capacity: { cpu: '4', memory: '8Gi', pods: '20' }, log: pino({ level: 'silent' }) });
+    const k = new Kubelet({
+      config: await identity(`system:node:${node}`, ['system:nodes']),
+      nodeName: node,
+      runtime: endpoint,
+      rootDir: join(dir, node),
+      port: 0,
+      capacity: { cpu: '4', memory: '8Gi', pods: '20' },
+      log: pino({ level: 'silent' }),
+    });
     await k.start();
     kubelets.push(k);
   }
   // The default ServiceAccount the pods need comes from the controller-manager.
-  await waitFor(async () => audit.some((a) => a.verb === 'create' && a.resource === 'serviceaccounts' && a.namespace === 'default' && a.code === 201), 20_000, 'the default ServiceAccount');
+  await waitFor(
+    async () => audit.some((a) => a.verb === 'create' && a.resource === 'serviceaccounts' && a.namespace === 'default' && a.code === 201),
+    20_000,
+    'the default ServiceAccount',
+  );
 });
 after(async () => {
   for (const k of kubelets) await k.stop();
@@ -87,7 +118,9 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('kubectl apply -f examples/nginx-deployment.yaml: every hop happens, in order, as its own identity', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+test('kubectl apply -f examples/nginx-deployment.yaml: every hop happens, in order, as its own identity', {
+  skip: kubectlBin ? false : 'kubectl is not installed',
+}, async () => {
   const admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
   const k = new Kubectl(env.url, kubectlBin!, { caPem: env.pki!.caPem, ...admin });
   try {
@@ -98,7 +131,13 @@ test('kubectl apply -f examples/nginx-deployment.yaml: every hop happens, in ord
     const rs = await k.run(['rollout', 'status', 'deployment/nginx-deployment', '--timeout=60s'], { timeoutMs: 70_000 });
     assert.equal(rs.code, 0, rs.stderr + rs.stdout);
     let pods: Obj[] = [];
-    await waitFor(async () => (pods = JSON.parse((await k.run(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).stdout).items).length === 3 && pods.every((p) => p.status.phase === 'Running'), 30_000, '3 Running pods');
+    await waitFor(
+      async () =>
+        (pods = JSON.parse((await k.run(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).stdout).items).length === 3 &&
+        pods.every((p) => p.status.phase === 'Running'),
+      30_000,
+      '3 Running pods',
+    );
     await new Promise((r) => setTimeout(r, 300));
     const log = audit.slice(start);
     const at = (pred: (x: Obj) => boolean, what: string) => {
@@ -108,7 +147,10 @@ test('kubectl apply -f examples/nginx-deployment.yaml: every hop happens, in ord
     };
 
     // 1–4. kubectl's request: authenticated as the certificate's user, authorized, admitted, written.
-    const create = at((x) => x.verb === 'create' && x.resource === 'deployments' && x.name === 'nginx-deployment' && x.code === 201, "kubectl's create of the Deployment");
+    const create = at(
+      (x) => x.verb === 'create' && x.resource === 'deployments' && x.name === 'nginx-deployment' && x.code === 201,
+      "kubectl's create of the Deployment",
+    );
     assert.equal(create.rec.user, 'kubernetes-admin');
     assert.deepEqual(create.rec.groups, ['system:masters', 'system:authenticated']);
     assert.match(create.rec.userAgent, /^kubectl/);
@@ -152,12 +194,17 @@ test('kubectl apply -f examples/nginx-deployment.yaml: every hop happens, in ord
     for (const p of pods) {
       const node = p.spec.nodeName as string;
       const bound = bindings.find((b) => b.name === p.metadata.name)!;
-      const status = log.find((x) => x.resource === 'pods' && x.subresource === 'status' && x.name === p.metadata.name && x.code === 200 && x.user === `system:node:${node}`);
+      const status = log.find(
+        (x) => x.resource === 'pods' && x.subresource === 'status' && x.name === p.metadata.name && x.code === 200 && x.user === `system:node:${node}`,
+      );
       assert.ok(status, `${p.metadata.name}: a status write by system:node:${node}`);
       assert.ok(status.requestReceivedTimestamp >= bound.stageTimestamp);
       assert.equal(p.status.phase, 'Running');
       assert.equal(p.spec.serviceAccountName, 'default', 'ServiceAccount admission');
-      assert.ok(p.spec.tolerations.some((t: Obj) => t.key === 'node.kubernetes.io/not-ready' && t.tolerationSeconds === 300), 'DefaultTolerationSeconds admission');
+      assert.ok(
+        p.spec.tolerations.some((t: Obj) => t.key === 'node.kubernetes.io/not-ready' && t.tolerationSeconds === 300),
+        'DefaultTolerationSeconds admission',
+      );
     }
     assert.deepEqual([...new Set(pods.map((p) => p.spec.nodeName))].sort(), ['story-1', 'story-2'], 'spread over both nodes');
   } finally {
@@ -165,15 +212,23 @@ test('kubectl apply -f examples/nginx-deployment.yaml: every hop happens, in ord
   }
 });
 
-test("our kubectl against the same cluster: logs and logs -f of the nginx pods", { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
+test('our kubectl against the same cluster: logs and logs -f of the nginx pods', { skip: kubectlBin ? false : 'kubectl is not installed' }, async () => {
   const admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
   const b64 = (x: string) => Buffer.from(x).toString('base64');
   const kubeconfig = join(dir, 'ours.kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: ${env.url}, certificate-authority-data: ${b64(env.pki!.caPem)}}\nusers:\n- name: u\n  user: {client-certificate-data: ${b64(admin.certPem)}, client-key-data: ${b64(admin.keyPem)}}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n`);
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: ${env.url}, certificate-authority-data: ${b64(env.pki!.caPem)}}\nusers:\n- name: u\n  user: {client-certificate-data: ${b64(admin.certPem)}, client-key-data: ${b64(admin.keyPem)}}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n`,
+  );
   const ours = async (argv: string[], signal?: AbortSignal) => {
     let out = '';
     let err = '';
-    const code = await run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'ours-cache'), ...argv], { out: (x) => (out += x), err: (x) => (err += x), env: { HOME: dir }, ...(signal ? { signal } : {}) });
+    const code = await run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'ours-cache'), ...argv], {
+      out: (x) => (out += x),
+      err: (x) => (err += x),
+      env: { HOME: dir },
+      ...(signal ? { signal } : {}),
+    });
     return { code, out, err };
   };
   const logs = await ours(['logs', 'deployment/nginx-deployment']);
@@ -183,13 +238,22 @@ test("our kubectl against the same cluster: logs and logs -f of the nginx pods",
   const pods = JSON.parse((await ours(['get', 'pods', '-l', 'app=nginx', '-o', 'json'])).out).items;
   const ctl = new AbortController();
   let followed = '';
-  const following = run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'ours-cache'), 'logs', '-f', pods[0].metadata.name, '--tail=0'], { out: (x) => (followed += x), err: () => undefined, env: { HOME: dir }, signal: ctl.signal });
+  const following = run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'ours-cache'), 'logs', '-f', pods[0].metadata.name, '--tail=0'], {
+    out: (x) => (followed += x),
+    err: () => undefined,
+    env: { HOME: dir },
+    signal: ctl.signal,
+  });
   // With --tail=0 a request made before the stream is up never shows: ask again until one does.
-  await waitFor(async () => {
-    await fetch(`http://${pods[0].status.podIP}:80/followed-by-ours`).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 200));
-    return /GET \/followed-by-ours HTTP\/1\.1" 404/.test(followed);
-  }, 20_000, 'our logs -f to show the request');
+  await waitFor(
+    async () => {
+      await fetch(`http://${pods[0].status.podIP}:80/followed-by-ours`).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+      return /GET \/followed-by-ours HTTP\/1\.1" 404/.test(followed);
+    },
+    20_000,
+    'our logs -f to show the request',
+  );
   ctl.abort();
   await following;
 });

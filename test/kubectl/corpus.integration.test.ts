@@ -60,7 +60,11 @@ function classify(file: string): Entry | undefined {
 describe('manifest corpus', { skip }, () => {
   let env: TestEnv;
   let k: Kubectl;
-  const entries = skip ? [] : manifests(CORPUS).map(classify).filter((e): e is Entry => !!e);
+  const entries = skip
+    ? []
+    : manifests(CORPUS)
+        .map(classify)
+        .filter((e): e is Entry => !!e);
   before(async () => {
     env = await startTestEnv();
     k = new Kubectl(env.url, bins.default!);

@@ -86,7 +86,11 @@ for (const version of ['1.29', '1.31', '1.33']) {
       const got = JSON.parse((await k.run(['get', 'deploy', 'ssa', '-o', 'json', '--show-managed-fields'])).stdout);
       const mine = got.metadata.managedFields.find((m: any) => m.manager === 'kubectl' && m.operation === 'Apply');
       assert.ok(mine, JSON.stringify(got.metadata.managedFields));
-      assert.deepEqual(mine.fieldsV1['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"nginx"}']['f:env']['k:{"name":"B"}'], { '.': {}, 'f:name': {}, 'f:value': {} });
+      assert.deepEqual(mine.fieldsV1['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"nginx"}']['f:env']['k:{"name":"B"}'], {
+        '.': {},
+        'f:name': {},
+        'f:value': {},
+      });
       // Another manager takes .spec.replicas; applying a different value conflicts.
       assert.equal((await k.run(['patch', 'deploy', 'ssa', '--type=merge', '-p', '{"spec":{"replicas":5}}'])).code, 0);
       const c = await k.run(['apply', '--server-side', '-f', f1]);
@@ -104,7 +108,10 @@ for (const version of ['1.29', '1.31', '1.33']) {
       assert.equal(ctr.image, 'nginx:1.26');
       assert.deepEqual(ctr.env, [{ name: 'A', value: '1' }]);
       assert.deepEqual(ctr.ports, [{ containerPort: 80, protocol: 'TCP' }]);
-      assert.ok(!after.metadata.managedFields.some((m: any) => m.manager === 'kubectl-patch' && m.fieldsV1?.['f:spec']?.['f:replicas']), 'forced apply took .spec.replicas over');
+      assert.ok(
+        !after.metadata.managedFields.some((m: any) => m.manager === 'kubectl-patch' && m.fieldsV1?.['f:spec']?.['f:replicas']),
+        'forced apply took .spec.replicas over',
+      );
     });
 
     test('patch --type json, merge, strategic; scale; label; annotate', async () => {

@@ -22,7 +22,10 @@ let url: string;
 const children: ChildProcess[] = [];
 
 function start(pkg: string, args: string[]): ChildProcess {
-  const c = spawn(process.execPath, ['--conditions=kubeling-dist', join('packages', pkg, 'dist', 'main.js'), ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  const c = spawn(process.execPath, ['--conditions=kubeling-dist', join('packages', pkg, 'dist', 'main.js'), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(c);
   return c;
 }
@@ -63,28 +66,57 @@ test('compiled processes run a Deployment to a Running pod, without tsx', { time
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   const api = start('apiserver', [`--etcd-servers=${etcd.endpoint}`, `--secure-port=${port}`, '--log-level=warn']);
-  await waitFor(async () => {
-    if (api.exitCode !== null) throw new Error(`apiserver exited with ${api.exitCode}`);
-    return (await fetch(`${url}/readyz`).catch(() => undefined))?.ok ?? false;
-  }, 60_000, 'apiserver ready');
+  await waitFor(
+    async () => {
+      if (api.exitCode !== null) throw new Error(`apiserver exited with ${api.exitCode}`);
+      return (await fetch(`${url}/readyz`).catch(() => undefined))?.ok ?? false;
+    },
+    60_000,
+    'apiserver ready',
+  );
   start('controller-manager', [`--master=${url}`, '--secure-port=0', '--log-level=warn', '--leader-elect=false']);
   start('scheduler', [`--master=${url}`, '--secure-port=0', '--log-level=warn', '--leader-elect=false']);
   const sock = join(dir, 'rt.sock');
   start('runtime', [`--listen=unix://${sock}`, `--root=${join(dir, 'rt')}`, '--pod-cidr=127.6.40.0/24']);
   await waitFor(async () => existsSync(sock), 60_000, 'runtime socket');
   const kport = await freePort();
-  start('kubelet', ['--node-name=built-1', `--master=${url}`, `--container-runtime-endpoint=unix://${sock}`, `--root-dir=${join(dir, 'kubelet')}`, `--port=${kport}`, '--node-status-update-frequency=1', '--log-level=warn']);
-  await waitFor(async () => {
-    const n = (await request(url, 'GET', '/api/v1/nodes/built-1')).body;
-    return n?.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') ?? false;
-  }, 60_000, 'node Ready');
+  start('kubelet', [
+    '--node-name=built-1',
+    `--master=${url}`,
+    `--container-runtime-endpoint=unix://${sock}`,
+    `--root-dir=${join(dir, 'kubelet')}`,
+    `--port=${kport}`,
+    '--node-status-update-frequency=1',
+    '--log-level=warn',
+  ]);
+  await waitFor(
+    async () => {
+      const n = (await request(url, 'GET', '/api/v1/nodes/built-1')).body;
+      return n?.status?.conditions?.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True') ?? false;
+    },
+    60_000,
+    'node Ready',
+  );
 
-  const dep = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'built' }, spec: { replicas: 1, selector: { matchLabels: { app: 'built' } }, template: { metadata: { labels: { app: 'built' } }, spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] } } } };
+  const dep = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'built' },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'built' } },
+      template: { metadata: { labels: { app: 'built' } }, spec: { containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] } },
+    },
+  };
   assert.equal((await request(url, 'POST', '/apis/apps/v1/namespaces/default/deployments', dep)).status, 201);
-  await waitFor(async () => {
-    const items = (await request(url, 'GET', '/api/v1/namespaces/default/pods?labelSelector=app%3Dbuilt')).body.items as { status?: { phase?: string } }[];
-    return items.some((p) => p.status?.phase === 'Running');
-  }, 60_000, 'a Running pod');
+  await waitFor(
+    async () => {
+      const items = (await request(url, 'GET', '/api/v1/namespaces/default/pods?labelSelector=app%3Dbuilt')).body.items as { status?: { phase?: string } }[];
+      return items.some((p) => p.status?.phase === 'Running');
+    },
+    60_000,
+    'a Running pod',
+  );
 
   for (const c of children) {
     assert.equal(c.exitCode, null, `${c.spawnargs[2]} is running`);

@@ -86,7 +86,10 @@ export const resources: readonly ResourceDef[] = [
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
     subresources: { ...status, finalize: { verbs: ['update'] } },
   }),
-  def('', 'v1', 'Node', 'nodes', false, core.Node, { shortNames: ['no'], subresources: { ...status, proxy: { kind: { group: '', version: 'v1', kind: 'NodeProxyOptions' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] } } }),
+  def('', 'v1', 'Node', 'nodes', false, core.Node, {
+    shortNames: ['no'],
+    subresources: { ...status, proxy: { kind: { group: '', version: 'v1', kind: 'NodeProxyOptions' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] } },
+  }),
   def('', 'v1', 'Pod', 'pods', true, core.Pod, {
     shortNames: ['po'],
     categories: ALL,
@@ -134,9 +137,18 @@ export const resources: readonly ResourceDef[] = [
   def('authentication.k8s.io', 'v1', 'SelfSubjectReview', 'selfsubjectreviews', false, authn.SelfSubjectReview, { verbs: CREATE_ONLY, virtual: true }),
 
   // authorization.k8s.io/v1
-  def('authorization.k8s.io', 'v1', 'LocalSubjectAccessReview', 'localsubjectaccessreviews', true, authz.LocalSubjectAccessReview, { verbs: CREATE_ONLY, virtual: true }),
-  def('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, authz.SelfSubjectAccessReview, { verbs: CREATE_ONLY, virtual: true }),
-  def('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', false, authz.SelfSubjectRulesReview, { verbs: CREATE_ONLY, virtual: true }),
+  def('authorization.k8s.io', 'v1', 'LocalSubjectAccessReview', 'localsubjectaccessreviews', true, authz.LocalSubjectAccessReview, {
+    verbs: CREATE_ONLY,
+    virtual: true,
+  }),
+  def('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, authz.SelfSubjectAccessReview, {
+    verbs: CREATE_ONLY,
+    virtual: true,
+  }),
+  def('authorization.k8s.io', 'v1', 'SelfSubjectRulesReview', 'selfsubjectrulesreviews', false, authz.SelfSubjectRulesReview, {
+    verbs: CREATE_ONLY,
+    virtual: true,
+  }),
   def('authorization.k8s.io', 'v1', 'SubjectAccessReview', 'subjectaccessreviews', false, authz.SubjectAccessReview, { verbs: CREATE_ONLY, virtual: true }),
 
   // autoscaling/v1
@@ -160,8 +172,24 @@ export const resources: readonly ResourceDef[] = [
   def('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true, rbac.Role),
 
   // admissionregistration.k8s.io/v1
-  def('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false, admissionregistration.MutatingWebhookConfiguration, { categories: ['api-extensions'] }),
-  def('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false, admissionregistration.ValidatingWebhookConfiguration, { categories: ['api-extensions'] }),
+  def(
+    'admissionregistration.k8s.io',
+    'v1',
+    'MutatingWebhookConfiguration',
+    'mutatingwebhookconfigurations',
+    false,
+    admissionregistration.MutatingWebhookConfiguration,
+    { categories: ['api-extensions'] },
+  ),
+  def(
+    'admissionregistration.k8s.io',
+    'v1',
+    'ValidatingWebhookConfiguration',
+    'validatingwebhookconfigurations',
+    false,
+    admissionregistration.ValidatingWebhookConfiguration,
+    { categories: ['api-extensions'] },
+  ),
   // scheduling.k8s.io/v1
   def('scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses', false, scheduling.PriorityClass, { shortNames: ['pc'] }),
 

@@ -123,11 +123,9 @@ const grDetails = (gr: GroupResource, name: string): StatusDetails => ({
   kind: gr.resource,
 });
 
-export const notFound = (gr: GroupResource, name: string) =>
-  failure('NotFound', `${grString(gr)} "${name}" not found`, grDetails(gr, name));
+export const notFound = (gr: GroupResource, name: string) => failure('NotFound', `${grString(gr)} "${name}" not found`, grDetails(gr, name));
 
-export const alreadyExists = (gr: GroupResource, name: string) =>
-  failure('AlreadyExists', `${grString(gr)} "${name}" already exists`, grDetails(gr, name));
+export const alreadyExists = (gr: GroupResource, name: string) => failure('AlreadyExists', `${grString(gr)} "${name}" already exists`, grDetails(gr, name));
 
 export const conflict = (gr: GroupResource, name: string, why: string) =>
   failure('Conflict', `Operation cannot be fulfilled on ${grString(gr)} "${name}": ${why}`, grDetails(gr, name));
@@ -152,23 +150,24 @@ export const methodNotAllowed = () => failure('MethodNotAllowed', 'the server do
 export const notFoundPath = () => failure('NotFound', 'the server could not find the requested resource');
 
 export const unsupportedMediaType = (contentType: string, accepted: string[]) =>
-  failure('UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`, contentType ? {} : undefined);
+  failure(
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
+    contentType ? {} : undefined,
+  );
 
-export const notAcceptable = (accepted: string[]) =>
-  failure('NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
+export const notAcceptable = (accepted: string[]) => failure('NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
 
 /** 413 for a body over the limit (`Request entity too large: limit is 3145728`), or with a message of its own. */
 export const requestEntityTooLarge = (limit: number | string) =>
   failure('RequestEntityTooLarge', `Request entity too large: ${typeof limit === 'number' ? `limit is ${limit}` : limit}`);
 
 /** 410 for a resourceVersion that has been compacted away (`too old resource version: 5 (1000)`). */
-export const tooOldResourceVersion = (requested: number, oldest: number) =>
-  failure('Expired', `too old resource version: ${requested} (${oldest})`);
+export const tooOldResourceVersion = (requested: number, oldest: number) => failure('Expired', `too old resource version: ${requested} (${oldest})`);
 
 export const expired = (message: string) => failure('Expired', message);
 
-export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
-  failure('TooManyRequests', message, { retryAfterSeconds });
+export const tooManyRequests = (message: string, retryAfterSeconds: number) => failure('TooManyRequests', message, { retryAfterSeconds });
 
 export const internalError = (message = 'an error on the server has prevented the request from succeeding') =>
   failure('InternalError', `Internal error occurred: ${message}`);
@@ -192,5 +191,4 @@ export const isNotFound = (e: unknown) => isStatusError(e) && e.status.reason ==
 export const isAlreadyExists = (e: unknown) => isStatusError(e) && e.status.reason === 'AlreadyExists';
 export const isConflict = (e: unknown) => isStatusError(e) && e.status.reason === 'Conflict';
 export const isInvalid = (e: unknown) => isStatusError(e) && e.status.reason === 'Invalid';
-export const isExpired = (e: unknown) =>
-  isStatusError(e) && (e.status.reason === 'Expired' || e.status.reason === 'Gone');
+export const isExpired = (e: unknown) => isStatusError(e) && (e.status.reason === 'Expired' || e.status.reason === 'Gone');

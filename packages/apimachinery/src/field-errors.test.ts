@@ -34,8 +34,14 @@ test('paths print as upstream field.Path', () => {
 });
 
 test('messages match upstream Error() for every constructor', () => {
-  assert.equal(fieldErrorMessage(invalid('spec.replicas', -1, 'must be greater than or equal to 0')), 'spec.replicas: Invalid value: -1: must be greater than or equal to 0');
-  assert.equal(fieldErrorMessage(required('metadata.name', 'name or generateName is required')), 'metadata.name: Required value: name or generateName is required');
+  assert.equal(
+    fieldErrorMessage(invalid('spec.replicas', -1, 'must be greater than or equal to 0')),
+    'spec.replicas: Invalid value: -1: must be greater than or equal to 0',
+  );
+  assert.equal(
+    fieldErrorMessage(required('metadata.name', 'name or generateName is required')),
+    'metadata.name: Required value: name or generateName is required',
+  );
   assert.equal(fieldErrorMessage(required('spec.containers')), 'spec.containers: Required value');
   assert.equal(
     fieldErrorMessage(notSupported('spec.restartPolicy', 'Sometimes', ['Always', 'OnFailure', 'Never'])),
@@ -52,7 +58,10 @@ test('messages match upstream Error() for every constructor', () => {
   assert.equal(fieldErrorMessage(tooMany('spec.items', -1, 1)), 'spec.items: Too many: must have at most 1 item');
   assert.equal(fieldErrorMessage(tooMany('spec.items', 2, -1)), 'spec.items: Too many: 2: has too many items');
   assert.equal(fieldErrorMessage(internal('spec', new Error('boom'))), 'spec: Internal error: boom');
-  assert.equal(fieldErrorMessage(typeInvalid('spec.replicas', 'three', 'must be of type integer')), 'spec.replicas: Invalid value: "three": must be of type integer');
+  assert.equal(
+    fieldErrorMessage(typeInvalid('spec.replicas', 'three', 'must be of type integer')),
+    'spec.replicas: Invalid value: "three": must be of type integer',
+  );
   assert.equal(fieldErrorMessage(invalid('', 'x', 'bad')), ': Invalid value: "x": bad');
 });
 

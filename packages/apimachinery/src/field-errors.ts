@@ -139,7 +139,12 @@ export const tooMany = (p: PathLike, actual: number, max: number): FieldError =>
 });
 
 /** `field.TypeInvalid`. */
-export const typeInvalid = (p: PathLike, value: unknown, detail: string): FieldError => ({ type: 'FieldValueTypeInvalid', field: str(p), badValue: value, detail });
+export const typeInvalid = (p: PathLike, value: unknown, detail: string): FieldError => ({
+  type: 'FieldValueTypeInvalid',
+  field: str(p),
+  badValue: value,
+  detail,
+});
 
 /** `field.InternalError`: the value is not printed; the detail is the error's message. */
 export const internal = (p: PathLike, err: Error | string): FieldError => ({

@@ -19,11 +19,17 @@ test('terms, operators and matching', () => {
     { field: 'status.phase', operator: '!=', value: 'Running' },
   ]);
   const obj: Record<string, string> = { 'metadata.name': 'x', 'status.phase': 'Pending' };
-  assert.equal(f.matches((k) => obj[k]), true);
+  assert.equal(
+    f.matches((k) => obj[k]),
+    true,
+  );
   assert.equal(f.matches({ 'metadata.name': 'x', 'status.phase': 'Running' }), false);
   assert.equal(f.matches({ 'metadata.name': 'y' }), false);
   // an absent field reads as ''
-  assert.equal(parseFieldSelector('spec.nodeName=').matches(() => undefined), true);
+  assert.equal(
+    parseFieldSelector('spec.nodeName=').matches(() => undefined),
+    true,
+  );
   assert.equal(parseFieldSelector('spec.nodeName!=').matches({}), false);
   assert.deepEqual(parseFieldSelector('a==b').requirements, [{ field: 'a', operator: '=', value: 'b' }]);
   assert.equal(parseFieldSelector('a==b').toString(), 'a=b');
@@ -59,7 +65,11 @@ test('errors carry upstream text', () => {
     ['a=b=c', 'invalid field selector: unescaped character in value: 61'],
   ];
   for (const [input, message] of bad) {
-    assert.throws(() => parseFieldSelector(input), (e: unknown) => e instanceof FieldSelectorParseError && e.message === message, input);
+    assert.throws(
+      () => parseFieldSelector(input),
+      (e: unknown) => e instanceof FieldSelectorParseError && e.message === message,
+      input,
+    );
   }
 });
 

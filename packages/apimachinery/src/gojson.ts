@@ -6,7 +6,17 @@
 
 /** `array`, `object`, `string`, `number`, `bool` or `null`, as UnmarshalTypeError names them. */
 export const goJSONKind = (v: unknown): string =>
-  Array.isArray(v) ? 'array' : v === null || v === undefined ? 'null' : typeof v === 'boolean' ? 'bool' : typeof v === 'object' ? 'object' : typeof v === 'number' ? 'number' : 'string';
+  Array.isArray(v)
+    ? 'array'
+    : v === null || v === undefined
+      ? 'null'
+      : typeof v === 'boolean'
+        ? 'bool'
+        : typeof v === 'object'
+          ? 'object'
+          : typeof v === 'number'
+            ? 'number'
+            : 'string';
 
 /** Go's SyntaxError text for what JSON.parse refused in `text`, for the common cases; JavaScript's otherwise. */
 export function goJSONSyntaxError(text: string, e: Error): string {

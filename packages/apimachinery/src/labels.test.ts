@@ -78,7 +78,10 @@ test('parse errors have upstream text', () => {
     ['a,', "found '', expected: identifier after ','"],
     ['a=b,,c', "found ',', expected: identifier after ','"],
     ['a>x', "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer"],
-    ['a>9223372036854775808', "unable to parse requirement: values[0]: Invalid value: \"9223372036854775808\": for 'Gt', 'Lt' operators, the value must be an integer"],
+    [
+      'a>9223372036854775808',
+      "unable to parse requirement: values[0]: Invalid value: \"9223372036854775808\": for 'Gt', 'Lt' operators, the value must be an integer",
+    ],
     ['a=-b', `unable to parse requirement: values[0][a]: Invalid value: "-b": ${LABEL_VALUE_MSG}`],
     ['a=' + 'x'.repeat(64), `unable to parse requirement: values[0][a]: Invalid value: "${'x'.repeat(64)}": must be no more than 63 characters`],
     [
@@ -87,12 +90,19 @@ test('parse errors have upstream text', () => {
     ],
   ];
   for (const [input, message] of bad) {
-    assert.throws(() => parseLabelSelector(input), (e: unknown) => e instanceof SelectorParseError && e.message === message, input);
+    assert.throws(
+      () => parseLabelSelector(input),
+      (e: unknown) => e instanceof SelectorParseError && e.message === message,
+      input,
+    );
   }
   // two bad values aggregate as upstream does
   assert.throws(
     () => parseLabelSelector('k in (-a,-b)'),
-    (e: unknown) => e instanceof SelectorParseError && e.message === `unable to parse requirement: [values[0][k]: Invalid value: "-a": ${LABEL_VALUE_MSG}, values[1][k]: Invalid value: "-b": ${LABEL_VALUE_MSG}]`,
+    (e: unknown) =>
+      e instanceof SelectorParseError &&
+      e.message ===
+        `unable to parse requirement: [values[0][k]: Invalid value: "-a": ${LABEL_VALUE_MSG}, values[1][k]: Invalid value: "-b": ${LABEL_VALUE_MSG}]`,
   );
   try {
     parseLabelSelector('a=-b');
@@ -122,10 +132,16 @@ test('LabelSelector objects (LabelSelectorAsSelector)', () => {
   assert.deepEqual(e.requirements[2]!.values, ['y', 'x']);
 
   const err = (ls: Parameters<typeof selectorFromLabelSelector>[0], message: string) =>
-    assert.throws(() => selectorFromLabelSelector(ls), (x: unknown) => x instanceof SelectorParseError && x.message === message);
+    assert.throws(
+      () => selectorFromLabelSelector(ls),
+      (x: unknown) => x instanceof SelectorParseError && x.message === message,
+    );
   err({ matchExpressions: [{ key: 'k', operator: 'Bogus' }] }, '"Bogus" is not a valid label selector operator');
   err({ matchExpressions: [{ key: 'k', operator: 'In', values: [] }] }, "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty");
-  err({ matchExpressions: [{ key: 'k', operator: 'Exists', values: ['a'] }] }, 'values: Invalid value: ["a"]: values set must be empty for exists and does not exist');
+  err(
+    { matchExpressions: [{ key: 'k', operator: 'Exists', values: ['a'] }] },
+    'values: Invalid value: ["a"]: values set must be empty for exists and does not exist',
+  );
   err(
     { matchLabels: { 'bad key': 'v' } },
     "key: Invalid value: \"bad key\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
@@ -157,13 +173,32 @@ test('sets, exact matches and requirements', () => {
   assert.equal(parseLabelSelector('a in (x,y)').requiresExactMatch('a'), undefined);
   assert.equal(parseLabelSelector('a!=x').requiresExactMatch('a'), undefined);
   assert.throws(() => validatedSelectorFromSet({ 'a b': 'c' }), SelectorParseError);
-  assert.equal(everything().add(newRequirement('b', '=', ['1']), newRequirement('a', 'exists', [])).toString(), 'a,b=1');
-  assert.equal(nothing().add(newRequirement('a', 'exists', [])).matches({ a: '' }), false);
+  assert.equal(
+    everything()
+      .add(newRequirement('b', '=', ['1']), newRequirement('a', 'exists', []))
+      .toString(),
+    'a,b=1',
+  );
+  assert.equal(
+    nothing()
+      .add(newRequirement('a', 'exists', []))
+      .matches({ a: '' }),
+    false,
+  );
   assert.throws(
     () => newRequirement('a', 'like', ['x']),
     (e: unknown) => (e as Error).message === 'operator: Unsupported value: "like": supported values: "in", "notin", "=", "==", "!=", "gt", "lt", "exists", "!"',
   );
-  assert.throws(() => newRequirement('a', '=', ['x', 'y']), (e: unknown) => (e as Error).message === 'values: Invalid value: ["x","y"]: exact-match compatibility requires one single value');
-  assert.throws(() => newRequirement('a', 'gt', ['1', '2']), (e: unknown) => (e as Error).message === "values: Invalid value: [\"1\",\"2\"]: for 'Gt', 'Lt' operators, exactly one value is required");
-  assert.throws(() => parseLabelSelector('a in (-x)', 'spec.selector'), (e: unknown) => (e as Error).message.startsWith('unable to parse requirement: spec.selector.values[0][a]: '));
+  assert.throws(
+    () => newRequirement('a', '=', ['x', 'y']),
+    (e: unknown) => (e as Error).message === 'values: Invalid value: ["x","y"]: exact-match compatibility requires one single value',
+  );
+  assert.throws(
+    () => newRequirement('a', 'gt', ['1', '2']),
+    (e: unknown) => (e as Error).message === 'values: Invalid value: ["1","2"]: for \'Gt\', \'Lt\' operators, exactly one value is required',
+  );
+  assert.throws(
+    () => parseLabelSelector('a in (-x)', 'spec.selector'),
+    (e: unknown) => (e as Error).message.startsWith('unable to parse requirement: spec.selector.values[0][a]: '),
+  );
 });

@@ -32,12 +32,45 @@ test('malformed quantities are refused with upstream ParseQuantity errors', () =
   // no digit at all, on the path where upstream parses the number with inf.Dec
   for (const bad of ['Pi', 'Ei', '.Ei', '-Pi', '.e-10', 'e-10', '-E-12']) assert.equal(quantityError(bad), NUMERIC, bad);
   for (const bad of ['', 'abc', '1Qi', '1 Gi', '1.2.3']) assert.equal(isQuantity(bad), false, bad);
-  assert.throws(() => parseQuantity('x'), (e: unknown) => e instanceof QuantityError && e.message === FORMAT);
-  assert.throws(() => parseQuantity('1Gu'), (e: unknown) => e instanceof QuantityError && e.message === SUFFIX);
+  assert.throws(
+    () => parseQuantity('x'),
+    (e: unknown) => e instanceof QuantityError && e.message === FORMAT,
+  );
+  assert.throws(
+    () => parseQuantity('1Gu'),
+    (e: unknown) => e instanceof QuantityError && e.message === SUFFIX,
+  );
 });
 
 test('quantities upstream accepts, scanner quirks included', () => {
-  for (const ok of ['0', '1', '100m', '1Gi', '1.5', '.5', '1.', '1.G', '.', '-', '+', '-.', 'Mi', 'k', 'Ti', '0.000000000001Ki', '1e3', '1E-3', '1.3E+6', '12E', '9Ei', '1e4294967297', '+1', '-1.5Gi', '00012', '3.001n']) {
+  for (const ok of [
+    '0',
+    '1',
+    '100m',
+    '1Gi',
+    '1.5',
+    '.5',
+    '1.',
+    '1.G',
+    '.',
+    '-',
+    '+',
+    '-.',
+    'Mi',
+    'k',
+    'Ti',
+    '0.000000000001Ki',
+    '1e3',
+    '1E-3',
+    '1.3E+6',
+    '12E',
+    '9Ei',
+    '1e4294967297',
+    '+1',
+    '-1.5Gi',
+    '00012',
+    '3.001n',
+  ]) {
     assert.equal(quantityError(ok), undefined, ok);
     assert.equal(isQuantity(ok), true, ok);
   }
@@ -50,7 +83,7 @@ test('quantities upstream accepts, scanner quirks included', () => {
   assert.equal(parseQuantity(' 2Ki\n'), 2048); // surrounding space, as the JSON decoding of a Quantity trims it
 });
 
-test('goTrimSpace trims what Go\'s strings.TrimSpace trims', () => {
+test("goTrimSpace trims what Go's strings.TrimSpace trims", () => {
   assert.equal(goTrimSpace(' \t\n\v\f\r1\u0085\u00a0\u2000\u3000'), '1');
   assert.equal(goTrimSpace('\ufeff1'), '\ufeff1');
   assert.equal(goTrimSpace('1'), '1');

@@ -64,8 +64,7 @@ export function randomSuffix(n = 5): string {
   return out;
 }
 
-export const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Structural equality of JSON values (key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {

@@ -60,7 +60,8 @@ test('DNS names', () => {
 });
 
 test('qualified names and label values', () => {
-  for (const ok of ['simple', 'now-with-dashes', '1-starts-with-num', 'example.com/MyName', 'a.b/c_d', 'A', 'x'.repeat(63)]) assert.deepEqual(isQualifiedName(ok), [], ok);
+  for (const ok of ['simple', 'now-with-dashes', '1-starts-with-num', 'example.com/MyName', 'a.b/c_d', 'A', 'x'.repeat(63)])
+    assert.deepEqual(isQualifiedName(ok), [], ok);
   assert.deepEqual(isQualifiedName('bad key!'), [NAME_PART_MSG]);
   assert.deepEqual(isQualifiedName('/a'), ['prefix part must be non-empty']);
   assert.deepEqual(isQualifiedName('a/'), ['name part must be non-empty', NAME_PART_MSG]);
@@ -84,7 +85,10 @@ test('ports, identifiers, env vars, config keys, IPs', () => {
   for (const ok of ['http', 'a-b', 'abc-123', 'a'.repeat(15)]) assert.deepEqual(isValidPortName(ok), [], ok);
   assert.deepEqual(isValidPortName('-'), ['must contain at least one letter (a-z)', 'must not begin or end with a hyphen']);
   assert.deepEqual(isValidPortName('a--b'), ['must not contain consecutive hyphens']);
-  assert.deepEqual(isValidPortName('HTTP'), ['must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)', 'must contain at least one letter (a-z)']);
+  assert.deepEqual(isValidPortName('HTTP'), [
+    'must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
+    'must contain at least one letter (a-z)',
+  ]);
   assert.deepEqual(isValidPortName('a'.repeat(16)), ['must be no more than 15 characters']);
   assert.deepEqual(isCIdentifier('_ok1'), []);
   assert.equal(isCIdentifier('1bad').length, 1);
@@ -99,7 +103,8 @@ test('ports, identifiers, env vars, config keys, IPs', () => {
   assert.deepEqual(isConfigMapKey('a b'), [
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
   ]);
-  for (const ok of ['1.2.3.4', '010.001.0.1', '::', '::1', '1::', '2001:db8::ffff', '::ffff:1.2.3.4', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:1.2.3.4']) assert.deepEqual(isValidIP(ok), [], ok);
+  for (const ok of ['1.2.3.4', '010.001.0.1', '::', '::1', '1::', '2001:db8::ffff', '::ffff:1.2.3.4', '1:2:3:4:5:6:7:8', '1:2:3:4:5:6:1.2.3.4'])
+    assert.deepEqual(isValidIP(ok), [], ok);
   for (const bad of ['', 'abc', '256.1.1.1', '1.2.3', '1.2.3.4.5', 'fe80::1%eth0', '1:2:3:4:5:6:7:8:9', '1::2::3', '1:2:3:4:5:6:7::8']) {
     assert.deepEqual(isValidIP(bad), ['must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'], bad);
   }
@@ -126,10 +131,23 @@ test('labels, annotations, selectors', () => {
   assert.deepEqual(msgs(validateAnnotations({ 'a b': 'x' }, 'metadata.annotations')), [
     "metadata.annotations: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
   ]);
-  assert.deepEqual(msgs(validateAnnotations({ a: 'x'.repeat(256 * 1024) }, 'metadata.annotations')), ['metadata.annotations: Too long: may not be more than 262144 bytes']);
+  assert.deepEqual(msgs(validateAnnotations({ a: 'x'.repeat(256 * 1024) }, 'metadata.annotations')), [
+    'metadata.annotations: Too long: may not be more than 262144 bytes',
+  ]);
   assert.deepEqual(msgs(validateAnnotations({ a: 'x'.repeat(256 * 1024 - 1) }, 'metadata.annotations')), []);
   assert.deepEqual(
-    msgs(validateLabelSelector({ matchExpressions: [{ key: 'k', operator: 'In' }, { key: 'k', operator: 'Exists', values: ['x'] }, { key: 'k', operator: 'Foo' }] }, 'spec.selector')),
+    msgs(
+      validateLabelSelector(
+        {
+          matchExpressions: [
+            { key: 'k', operator: 'In' },
+            { key: 'k', operator: 'Exists', values: ['x'] },
+            { key: 'k', operator: 'Foo' },
+          ],
+        },
+        'spec.selector',
+      ),
+    ),
     [
       "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
       "spec.selector.matchExpressions[1].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
@@ -139,7 +157,10 @@ test('labels, annotations, selectors', () => {
 });
 
 test('owner references and finalizers', () => {
-  assert.deepEqual(validateOwnerReferences([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u', controller: true }], 'metadata.ownerReferences'), []);
+  assert.deepEqual(
+    validateOwnerReferences([{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u', controller: true }], 'metadata.ownerReferences'),
+    [],
+  );
   assert.deepEqual(msgs(validateOwnerReferences([{ apiVersion: 'apps/', kind: '', name: '', uid: '' }], 'metadata.ownerReferences')), [
     'metadata.ownerReferences.apiVersion: Invalid value: "apps/": version must not be empty',
     'metadata.ownerReferences.kind: Invalid value: "": must not be empty',
@@ -154,13 +175,18 @@ test('owner references and finalizers', () => {
     fieldErrorMessage(validateOwnerReferences(two, 'metadata.ownerReferences')[0]!),
     /^metadata\.ownerReferences: Invalid value: \[.*\]: Only one reference can have Controller set to true\. Found "true" in references for ReplicaSet\/a and StatefulSet\/b$/,
   );
-  assert.match(fieldErrorMessage(validateOwnerReferences([{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: 'u' }], 'm')[0]!), /: \/v1, Kind=Event is disallowed from being an owner$/);
+  assert.match(
+    fieldErrorMessage(validateOwnerReferences([{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: 'u' }], 'm')[0]!),
+    /: \/v1, Kind=Event is disallowed from being an owner$/,
+  );
 
   assert.deepEqual(validateFinalizers(['kubernetes', 'orphan', 'example.com/cleanup', 'foo.bar'], 'metadata.finalizers'), []);
   assert.deepEqual(msgs(validateFinalizers(['orphan', 'foregroundDeletion'], 'metadata.finalizers')), [
     'metadata.finalizers: Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
   ]);
-  assert.deepEqual(msgs(validateFinalizers(['bad finalizer'], 'metadata.finalizers')), [`metadata.finalizers: Invalid value: "bad finalizer": ${NAME_PART_MSG}`]);
+  assert.deepEqual(msgs(validateFinalizers(['bad finalizer'], 'metadata.finalizers')), [
+    `metadata.finalizers: Invalid value: "bad finalizer": ${NAME_PART_MSG}`,
+  ]);
   assert.deepEqual(validateKubeFinalizerName('kubernetes', 'spec.finalizers[0]'), []);
   assert.deepEqual(msgs(validateKubeFinalizerName('foo', 'spec.finalizers[0]')), [
     'spec.finalizers[0]: Invalid value: "foo": name is neither a standard finalizer name nor is it fully qualified',
@@ -187,8 +213,12 @@ test('object metadata on create', () => {
   assert.deepEqual(msgs(validateObjectMeta({ name: 'a', namespace: 'Bad.NS' }, dns)), [`metadata.namespace: Invalid value: "Bad.NS": ${LABEL_MSG}`]);
   assert.deepEqual(msgs(validateObjectMeta({ name: 'a', namespace: 'a.b' }, dns)), ['metadata.namespace: Invalid value: "a.b": must not contain dots']);
   assert.deepEqual(msgs(validateObjectMeta({ name: 'web-x1y2z', generateName: 'web-', namespace: 'd' }, dns)), []);
-  assert.deepEqual(msgs(validateObjectMeta({ name: 'x', generateName: 'Web-', namespace: 'd' }, dns)), [`metadata.generateName: Invalid value: "Web-": ${SUBDOMAIN_MSG}`]);
-  assert.deepEqual(msgs(validateObjectMeta({ name: 'a', namespace: 'd', generation: -1 }, dns)), ['metadata.generation: Invalid value: -1: must be greater than or equal to 0']);
+  assert.deepEqual(msgs(validateObjectMeta({ name: 'x', generateName: 'Web-', namespace: 'd' }, dns)), [
+    `metadata.generateName: Invalid value: "Web-": ${SUBDOMAIN_MSG}`,
+  ]);
+  assert.deepEqual(msgs(validateObjectMeta({ name: 'a', namespace: 'd', generation: -1 }, dns)), [
+    'metadata.generation: Invalid value: -1: must be greater than or equal to 0',
+  ]);
   assert.deepEqual(msgs(validateManagedFields([{ operation: 'Bogus', manager: 'm\u0007' }], 'metadata.managedFields')), [
     'metadata.managedFields[0].operation: Invalid value: "Bogus": must be `Apply` or `Update`',
     'metadata.managedFields[0].manager: Invalid value: "m\\a": invalid character U+0007 (at position 1)',

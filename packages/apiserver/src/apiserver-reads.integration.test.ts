@@ -42,7 +42,10 @@ describe('watch', () => {
 
   test('watch with python-style watch=True and initial ADDED events', async () => {
     await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('w-initial', { v: 'i' }, { watchtest: 'initial' }));
-    const events = await readWatch(`${env.url}/api/v1/namespaces/default/configmaps?watch=True&labelSelector=watchtest%3Dinitial`, (_e, all) => all.length >= 1);
+    const events = await readWatch(
+      `${env.url}/api/v1/namespaces/default/configmaps?watch=True&labelSelector=watchtest%3Dinitial`,
+      (_e, all) => all.length >= 1,
+    );
     assert.equal(events[0]!.type, 'ADDED');
     assert.equal(events[0]!.object.metadata.name, 'w-initial');
     assert.equal(events[0]!.object.kind, 'ConfigMap');
@@ -51,13 +54,23 @@ describe('watch', () => {
   test('label-selected watch: leaving the selector is DELETED, entering is ADDED', async () => {
     const c = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('w-sel', { v: '1' }, { tier: 'front' }));
     const rv = c.body.metadata.resourceVersion;
-    const pending = readWatch(`${env.url}/api/v1/namespaces/default/configmaps?watch=1&labelSelector=tier%3Dfront&resourceVersion=${rv}`, (_e, all) => all.length >= 3, 10_000);
+    const pending = readWatch(
+      `${env.url}/api/v1/namespaces/default/configmaps?watch=1&labelSelector=tier%3Dfront&resourceVersion=${rv}`,
+      (_e, all) => all.length >= 3,
+      10_000,
+    );
     await new Promise((r) => setTimeout(r, 200));
     let cur = await request(env.url, 'GET', '/api/v1/namespaces/default/configmaps/w-sel');
     cur = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/w-sel', { ...cur.body, data: { v: '2' } });
-    cur = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/w-sel', { ...cur.body, metadata: { ...cur.body.metadata, labels: { tier: 'back' } } });
+    cur = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/w-sel', {
+      ...cur.body,
+      metadata: { ...cur.body.metadata, labels: { tier: 'back' } },
+    });
     await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('w-sel-other', {}, { tier: 'back' }));
-    cur = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/w-sel', { ...cur.body, metadata: { ...cur.body.metadata, labels: { tier: 'front' } } });
+    cur = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/w-sel', {
+      ...cur.body,
+      metadata: { ...cur.body.metadata, labels: { tier: 'front' } },
+    });
     const events = await pending;
     assert.deepEqual(
       events.map((e) => `${e.type}:${e.object.metadata.name}`),
@@ -79,10 +92,18 @@ describe('watch', () => {
     assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('on-b', 'node-b'))).status, 201);
     assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('on-a', 'node-a'))).status, 201);
     assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('unbound'))).status, 201);
-    const bind = await request(env.url, 'POST', '/api/v1/namespaces/default/pods/unbound/binding', { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'unbound' }, target: { kind: 'Node', name: 'node-a' } });
+    const bind = await request(env.url, 'POST', '/api/v1/namespaces/default/pods/unbound/binding', {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: 'unbound' },
+      target: { kind: 'Node', name: 'node-a' },
+    });
     assert.equal(bind.status, 201, bind.text);
     const events = await pending;
-    assert.deepEqual(events.map((e) => `${e.type}:${e.object.metadata.name}`), ['ADDED:on-a', 'ADDED:unbound']);
+    assert.deepEqual(
+      events.map((e) => `${e.type}:${e.object.metadata.name}`),
+      ['ADDED:on-a', 'ADDED:unbound'],
+    );
     const again = await request(env.url, 'POST', '/api/v1/namespaces/default/pods/unbound/binding', { target: { name: 'node-b' } });
     assert.equal(again.status, 409);
     assert.equal(again.body.reason, 'Conflict');
@@ -129,7 +150,11 @@ describe('watch', () => {
 
 describe('lists', () => {
   test('label and field selectors filter lists; a bad selector is 400', async () => {
-    for (const [n, env_] of [['sel-1', 'prod'], ['sel-2', 'dev'], ['sel-3', 'prod']] as const) {
+    for (const [n, env_] of [
+      ['sel-1', 'prod'],
+      ['sel-2', 'dev'],
+      ['sel-3', 'prod'],
+    ] as const) {
       await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm(n, {}, { env: env_, group: 'sel' }));
     }
     const names = async (q: string) =>
@@ -202,7 +227,9 @@ describe('health, version, metrics, discovery', () => {
     const r = await request(env.url, 'GET', '/apis/apps/v1');
     const deploy = r.body.resources.find((x: any) => x.name === 'deployments');
     assert.deepEqual(deploy.shortNames, ['deploy']);
-    const agg = await request(env.url, 'GET', '/apis', undefined, { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' });
+    const agg = await request(env.url, 'GET', '/apis', undefined, {
+      accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json',
+    });
     assert.equal(agg.headers.get('content-type'), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
   });
 });
@@ -216,7 +243,10 @@ describe('views', () => {
       `${env.url}/api/v1/namespaces/wl/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`,
       (e) => e.type === 'BOOKMARK',
     );
-    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'ADDED', 'BOOKMARK']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'ADDED', 'BOOKMARK'],
+    );
     assert.equal(events[2]!.object.metadata.annotations['k8s.io/initial-events-end'], 'true');
   });
 
@@ -242,7 +272,10 @@ describe('views', () => {
     assert.equal(core.body.involvedObject.name, 'p');
     assert.equal(core.body.reportingComponent, 'kubeling.test/ctl');
     const sel = await request(env.url, 'GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dp,reason%3DTested');
-    assert.deepEqual(sel.body.items.map((i: any) => i.metadata.name), ['e1']);
+    assert.deepEqual(
+      sel.body.items.map((i: any) => i.metadata.name),
+      ['e1'],
+    );
   });
 
   test('Table responses carry rows with PartialObjectMetadata; YAML in and out', async () => {
@@ -255,7 +288,10 @@ describe('views', () => {
       accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
     });
     assert.equal(t.body.kind, 'Table');
-    assert.deepEqual(t.body.columnDefinitions.map((c: any) => c.name), ['Name', 'Data', 'Age']);
+    assert.deepEqual(
+      t.body.columnDefinitions.map((c: any) => c.name),
+      ['Name', 'Data', 'Age'],
+    );
     assert.equal(t.body.rows[0].cells[0], 'from-yaml');
     assert.equal(t.body.rows[0].cells[1], 1);
     assert.equal(t.body.rows[0].object.kind, 'PartialObjectMetadata');
@@ -264,7 +300,9 @@ describe('views', () => {
 
   test('scale subresource reads and writes spec.replicas', async () => {
     const dep = {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'scaled' },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'scaled' },
       spec: { selector: { matchLabels: { a: 's' } }, template: { metadata: { labels: { a: 's' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
     };
     await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/deployments', dep);
@@ -272,7 +310,13 @@ describe('views', () => {
     assert.equal(s.body.kind, 'Scale');
     assert.equal(s.body.spec.replicas, 1);
     assert.equal(s.body.status.selector, 'a=s');
-    const p = await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/scaled/scale', { spec: { replicas: 4 } }, { contentType: 'application/merge-patch+json' });
+    const p = await request(
+      env.url,
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/deployments/scaled/scale',
+      { spec: { replicas: 4 } },
+      { contentType: 'application/merge-patch+json' },
+    );
     assert.equal(p.status, 200, p.text);
     assert.equal(p.body.spec.replicas, 4);
     const d = await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/deployments/scaled');

@@ -113,7 +113,11 @@ describe('CRUD', () => {
     const u3 = await request(env.url, 'PUT', `/apis/apps/v1/namespaces/default/deployments/${name}`, withStatus);
     assert.equal(u3.body.status.replicas, undefined);
     // and the status subresource ignores spec
-    const st = await request(env.url, 'PUT', `/apis/apps/v1/namespaces/default/deployments/${name}/status`, { ...u3.body, spec: { ...u3.body.spec, replicas: 7 }, status: { replicas: 3, observedGeneration: 2 } });
+    const st = await request(env.url, 'PUT', `/apis/apps/v1/namespaces/default/deployments/${name}/status`, {
+      ...u3.body,
+      spec: { ...u3.body.spec, replicas: 7 },
+      status: { replicas: 3, observedGeneration: 2 },
+    });
     assert.equal(st.status, 200, st.text);
     assert.equal(st.body.status.replicas, 3);
     assert.equal(st.body.spec.replicas, 3);
@@ -154,7 +158,10 @@ describe('optimistic concurrency', () => {
 
 describe('deletion', () => {
   test('finalizers hold deletion until removed', async () => {
-    const c = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', { ...cm('fin'), metadata: { name: 'fin', finalizers: ['example.com/hold'] } });
+    const c = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', {
+      ...cm('fin'),
+      metadata: { name: 'fin', finalizers: ['example.com/hold'] },
+    });
     assert.equal(c.status, 201);
     const d = await request(env.url, 'DELETE', '/api/v1/namespaces/default/configmaps/fin', { propagationPolicy: 'Background' });
     assert.equal(d.status, 200);
@@ -163,9 +170,15 @@ describe('deletion', () => {
     assert.equal(still.status, 200);
     assert.deepEqual(still.body.metadata.finalizers, ['example.com/hold']);
     // adding a finalizer to a deleting object is refused
-    const add = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/fin', { ...still.body, metadata: { ...still.body.metadata, finalizers: ['example.com/hold', 'other/x'] } });
+    const add = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/fin', {
+      ...still.body,
+      metadata: { ...still.body.metadata, finalizers: ['example.com/hold', 'other/x'] },
+    });
     assert.equal(add.status, 403);
-    const cleared = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/fin', { ...still.body, metadata: { ...still.body.metadata, finalizers: [] } });
+    const cleared = await request(env.url, 'PUT', '/api/v1/namespaces/default/configmaps/fin', {
+      ...still.body,
+      metadata: { ...still.body.metadata, finalizers: [] },
+    });
     assert.equal(cleared.status, 200, cleared.text);
     assert.equal((await request(env.url, 'GET', '/api/v1/namespaces/default/configmaps/fin')).status, 404);
   });
@@ -205,7 +218,10 @@ describe('deletion', () => {
     const res = await request(env.url, 'DELETE', '/api/v1/namespaces/dc/configmaps?labelSelector=k%3Ddrop');
     assert.equal(res.status, 200);
     const left = await request(env.url, 'GET', '/api/v1/namespaces/dc/configmaps');
-    assert.deepEqual(left.body.items.map((i: any) => i.metadata.name), ['dc-2']);
+    assert.deepEqual(
+      left.body.items.map((i: any) => i.metadata.name),
+      ['dc-2'],
+    );
   });
 });
 
@@ -215,20 +231,70 @@ describe('bad input is a 4xx Status and writes nothing', () => {
     ['invalid name', 'POST', '/api/v1/namespaces/default/configmaps', cm('Bad_Name'), 422, 'Invalid'],
     ['bad label value', 'POST', '/api/v1/namespaces/default/configmaps', cm('ok-name', {}, { 'a/b/c': 'x' }), 422, 'Invalid'],
     ['missing name', 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }, 422, 'Invalid'],
-    ['wrong type', 'POST', '/apis/apps/v1/namespaces/default/deployments', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { replicas: 'three' } }, 400, 'BadRequest'],
+    [
+      'wrong type',
+      'POST',
+      '/apis/apps/v1/namespaces/default/deployments',
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'x' }, spec: { replicas: 'three' } },
+      400,
+      'BadRequest',
+    ],
     ['unknown field (Strict)', 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', { ...cm('strict'), dta: {} }, 400, 'BadRequest'],
-    ['namespace mismatch', 'POST', '/api/v1/namespaces/default/configmaps', { ...cm('mism'), metadata: { name: 'mism', namespace: 'other' } }, 400, 'BadRequest'],
+    [
+      'namespace mismatch',
+      'POST',
+      '/api/v1/namespaces/default/configmaps',
+      { ...cm('mism'), metadata: { name: 'mism', namespace: 'other' } },
+      400,
+      'BadRequest',
+    ],
     ['missing namespace', 'POST', '/api/v1/namespaces/nope/configmaps', cm('lost'), 404, 'NotFound'],
-    ['apiVersion mismatch', 'POST', '/apis/apps/v1/namespaces/default/deployments', { apiVersion: 'apps/v2', kind: 'Deployment', metadata: { name: 'v2' } }, 400, 'BadRequest'],
-    ['negative replicas', 'POST', '/apis/apps/v1/namespaces/default/deployments', {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'neg' },
-      spec: { replicas: -1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
-    }, 422, 'Invalid'],
-    ['selector does not match template', 'POST', '/apis/apps/v1/namespaces/default/deployments', {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nomatch' },
-      spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
-    }, 422, 'Invalid'],
-    ['pod without containers', 'POST', '/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'empty' }, spec: { containers: [] } }, 422, 'Invalid'],
+    [
+      'apiVersion mismatch',
+      'POST',
+      '/apis/apps/v1/namespaces/default/deployments',
+      { apiVersion: 'apps/v2', kind: 'Deployment', metadata: { name: 'v2' } },
+      400,
+      'BadRequest',
+    ],
+    [
+      'negative replicas',
+      'POST',
+      '/apis/apps/v1/namespaces/default/deployments',
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'neg' },
+        spec: {
+          replicas: -1,
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        },
+      },
+      422,
+      'Invalid',
+    ],
+    [
+      'selector does not match template',
+      'POST',
+      '/apis/apps/v1/namespaces/default/deployments',
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'nomatch' },
+        spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      },
+      422,
+      'Invalid',
+    ],
+    [
+      'pod without containers',
+      'POST',
+      '/api/v1/namespaces/default/pods',
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'empty' }, spec: { containers: [] } },
+      422,
+      'Invalid',
+    ],
     ['unknown resource', 'GET', '/api/v1/namespaces/default/widgets', undefined, 404, 'NotFound'],
     ['unsupported media type', 'POST', '/api/v1/namespaces/default/configmaps', 'data', 415, 'UnsupportedMediaType', 'text/plain'],
     ['bad patch type', 'PATCH', '/api/v1/namespaces/default/configmaps/x', '{}', 415, 'UnsupportedMediaType', 'application/json'],
@@ -247,11 +313,19 @@ describe('bad input is a 4xx Status and writes nothing', () => {
 
   test('Invalid carries causes in upstream format', async () => {
     const res = await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/deployments', {
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'neg' },
-      spec: { replicas: -1, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'neg' },
+      spec: {
+        replicas: -1,
+        selector: { matchLabels: { a: 'b' } },
+        template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+      },
     });
     assert.equal(res.body.message, 'Deployment.apps "neg" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0');
-    assert.deepEqual(res.body.details.causes, [{ reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'spec.replicas' }]);
+    assert.deepEqual(res.body.details.causes, [
+      { reason: 'FieldValueInvalid', message: 'Invalid value: -1: must be greater than or equal to 0', field: 'spec.replicas' },
+    ]);
     assert.equal(res.body.details.kind, 'Deployment');
     assert.equal(res.body.details.group, 'apps');
   });

@@ -46,12 +46,15 @@ function createAndHangUp(name: string): Promise<void> {
   const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { hangup: 'yes' } } });
   const req = `POST /api/v1/namespaces/${NS}/configmaps HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   return new Promise((resolve, reject) => {
-    const sock = tlsConnect({ host: u.hostname, port: Number(u.port), ca: env.pki!.caPem, cert: admin.certPem, key: admin.keyPem, servername: 'localhost' }, () => {
-      sock.write(req, () => {
-        sock.destroy();
-        resolve();
-      });
-    });
+    const sock = tlsConnect(
+      { host: u.hostname, port: Number(u.port), ca: env.pki!.caPem, cert: admin.certPem, key: admin.keyPem, servername: 'localhost' },
+      () => {
+        sock.write(req, () => {
+          sock.destroy();
+          resolve();
+        });
+      },
+    );
     sock.on('error', reject);
   });
 }
@@ -62,12 +65,20 @@ test('a create whose client hangs up is audited, with the name of what it made',
   const call = clientFor(env, admin);
   // Whatever the server carried out has a record (some requests may never have been read).
   let made: string[] = [];
-  await waitFor(async () => {
-    const list = await call('GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=hangup%3Dyes`);
-    made = list.body.items.map((i: { metadata: { name: string } }) => i.metadata.name);
-    const recorded = new Set(records().filter((r) => r.verb === 'create' && r.resource === 'configmaps' && r.code === 201).map((r) => r.name));
-    return made.length > 0 && made.every((n) => recorded.has(n));
-  }, 10_000, 'an audit record for every object made');
+  await waitFor(
+    async () => {
+      const list = await call('GET', `/api/v1/namespaces/${NS}/configmaps?labelSelector=hangup%3Dyes`);
+      made = list.body.items.map((i: { metadata: { name: string } }) => i.metadata.name);
+      const recorded = new Set(
+        records()
+          .filter((r) => r.verb === 'create' && r.resource === 'configmaps' && r.code === 201)
+          .map((r) => r.name),
+      );
+      return made.length > 0 && made.every((n) => recorded.has(n));
+    },
+    10_000,
+    'an audit record for every object made',
+  );
   assert.ok(made.length > 0);
 });
 
@@ -81,7 +92,11 @@ test('no acknowledged write loses its record to a kill -9', async () => {
   }
   env.child!.kill('SIGKILL');
   await new Promise((r) => env.child!.once('exit', r));
-  const recorded = new Set(records().filter((r) => r.verb === 'create' && r.code === 201 && r.stage === 'ResponseComplete').map((r) => r.name));
+  const recorded = new Set(
+    records()
+      .filter((r) => r.verb === 'create' && r.code === 201 && r.stage === 'ResponseComplete')
+      .map((r) => r.name),
+  );
   const missing = acknowledged.filter((n) => !recorded.has(n));
   assert.deepEqual(missing, []);
 });

@@ -13,13 +13,21 @@ import { ensureSystemNamespaces } from './registry/namespaces.js';
 import { repairServiceIPs } from './registry/core/services.js';
 import type { EtcdStorage } from './storage/etcd.js';
 
-export async function bootstrap(registry: Registry, storage: EtcdStorage, o: { advertiseAddress: string; scheme: string; rbac: boolean; logger?: Logger }): Promise<void> {
+export async function bootstrap(
+  registry: Registry,
+  storage: EtcdStorage,
+  o: { advertiseAddress: string; scheme: string; rbac: boolean; logger?: Logger },
+): Promise<void> {
   await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
   await ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!);
   await ensureKubernetesService(registry, o.advertiseAddress, o.scheme);
   const repaired = await repairServiceIPs(storage, (await registry.get('/v1/services')!.list(undefined, {})).items);
   if (repaired.length && o.logger) o.logger.info({ ips: repaired }, 'recorded cluster IPs of Services that held no IPAddress');
-  if (o.rbac) await reconcileBootstrapPolicy(registry.get('rbac.authorization.k8s.io/v1/clusterroles')!, registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!);
+  if (o.rbac)
+    await reconcileBootstrapPolicy(
+      registry.get('rbac.authorization.k8s.io/v1/clusterroles')!,
+      registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!,
+    );
 }
 
 /** The first IP of the service range: the `kubernetes` Service's, in the serving certificate. */
@@ -50,8 +58,23 @@ async function ensureKubernetesService(registry: Registry, advertise: string, sc
       if (!(e instanceof StatusError) || !(await exists())) throw e;
     }
   };
-  await create('/v1/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } }, spec: { clusterIP: KUBERNETES_SERVICE_IP, ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }], sessionAffinity: 'None', type: 'ClusterIP' } });
-  await create('/v1/endpoints', { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } }, subsets: [{ addresses: [{ ip }], ports: [{ name: scheme, port, protocol: 'TCP' }] }] });
+  await create('/v1/services', {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+    spec: {
+      clusterIP: KUBERNETES_SERVICE_IP,
+      ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }],
+      sessionAffinity: 'None',
+      type: 'ClusterIP',
+    },
+  });
+  await create('/v1/endpoints', {
+    apiVersion: 'v1',
+    kind: 'Endpoints',
+    metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+    subsets: [{ addresses: [{ ip }], ports: [{ name: scheme, port, protocol: 'TCP' }] }],
+  });
   await create('discovery.k8s.io/v1/endpointslices', {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
@@ -61,4 +84,3 @@ async function ensureKubernetesService(registry: Registry, advertise: string, sc
     ports: [{ name: scheme, port, protocol: 'TCP' }],
   });
 }
-

@@ -6,7 +6,12 @@
 import type { Cacher } from './storage/cacher.js';
 import type { EtcdStorage } from './storage/etcd.js';
 
-export function startCompaction(storage: EtcdStorage, cachers: () => Iterable<Cacher>, intervalMs: number, onError: (err: unknown) => void): { compactOnce(): Promise<void>; stop(): void } {
+export function startCompaction(
+  storage: EtcdStorage,
+  cachers: () => Iterable<Cacher>,
+  intervalMs: number,
+  onError: (err: unknown) => void,
+): { compactOnce(): Promise<void>; stop(): void } {
   let lastSeenRevision = 0;
   const compactOnce = async () => {
     const current = await storage.currentRevision();

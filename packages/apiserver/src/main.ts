@@ -24,7 +24,6 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { buildApiServer } from './server.js';
 
-
 function authzMode(v: string): 'RBAC' | 'AlwaysAllow' {
   // Upstream takes a list (e.g. Node,RBAC). Node is accepted; until the Node
   // authorizer exists, kubelets are authorized by the system:node ClusterRole.
@@ -76,11 +75,22 @@ async function main(): Promise<void> {
     watchCacheSize: Number(values['watch-cache-size']),
     advertiseAddress: `${host}:${port}`,
     ...(values['tls-cert-file'] && values['tls-private-key-file']
-      ? { tls: { cert: readFileSync(values['tls-cert-file'], 'utf8'), key: readFileSync(values['tls-private-key-file'], 'utf8'), ...(values['client-ca-file'] ? { clientCA: readFileSync(values['client-ca-file'], 'utf8') } : {}) } }
+      ? {
+          tls: {
+            cert: readFileSync(values['tls-cert-file'], 'utf8'),
+            key: readFileSync(values['tls-private-key-file'], 'utf8'),
+            ...(values['client-ca-file'] ? { clientCA: readFileSync(values['client-ca-file'], 'utf8') } : {}),
+          },
+        }
       : {}),
     ...(values['token-auth-file'] ? { tokenFile: values['token-auth-file'] } : {}),
     ...(values['audit-log-path']
-      ? { audit: pino({ level: values['audit-log-level']!, base: { component: 'audit' } }, values['audit-log-path'] === '-' ? process.stdout : pino.destination({ dest: values['audit-log-path'], mkdir: true, sync: true })) }
+      ? {
+          audit: pino(
+            { level: values['audit-log-level']!, base: { component: 'audit' } },
+            values['audit-log-path'] === '-' ? process.stdout : pino.destination({ dest: values['audit-log-path'], mkdir: true, sync: true }),
+          ),
+        }
       : {}),
     admission: {
       enable: (values['enable-admission-plugins'] ?? '').split(',').filter(Boolean),

@@ -95,11 +95,23 @@ export interface ApiServer {
 
 export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const metrics = new ApiMetrics();
-  const storage = new EtcdStorage({ hosts: opts.etcdServers, dialTimeout: 5000, ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}) }, { observe: (op, s) => metrics.etcdLatency(op, s) });
+  const storage = new EtcdStorage(
+    { hosts: opts.etcdServers, dialTimeout: 5000, ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}) },
+    { observe: (op, s) => metrics.etcdLatency(op, s) },
+  );
   const maxBody = opts.maxRequestBodyBytes ?? 3 * 1024 * 1024;
   const app = Fastify({
     // Request line and headers up to 1 MiB, as kube-apiserver's MaxHeaderBytes.
-    ...(opts.tls ? { https: { cert: opts.tls.cert, key: opts.tls.key, maxHeaderSize: MAX_HEADER_BYTES, ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}) } } : { http: { maxHeaderSize: MAX_HEADER_BYTES } }),
+    ...(opts.tls
+      ? {
+          https: {
+            cert: opts.tls.cert,
+            key: opts.tls.key,
+            maxHeaderSize: MAX_HEADER_BYTES,
+            ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+          },
+        }
+      : { http: { maxHeaderSize: MAX_HEADER_BYTES } }),
     clientErrorHandler,
     // Paths the router cannot take apart: a bad escape is 400, a segment longer than any name 404.
     frameworkErrors,
@@ -129,7 +141,11 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle, new AdmissionChain()));
   }
   const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
-  const { unsubscribe, ...credentials } = buildAuth(registry, { mode: authzMode, ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}), ...(opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : {}) });
+  const { unsubscribe, ...credentials } = buildAuth(registry, {
+    mode: authzMode,
+    ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
+    ...(opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : {}),
+  });
   const { authenticator, authorizer } = credentials;
 
   // Each store's admission is a chain the plugins below are registered into.
@@ -137,7 +153,16 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   // Admission plugins, mutating then validating (NamespaceLifecycle is part of every store).
   // With users to tell apart, what kubelets and owner references may do is restricted too.
   const restricting = authzMode === 'RBAC' ? ['NodeRestriction', 'OwnerReferencesPermissionEnforcement'] : [];
-  const enabled = new Set(['Priority', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota', ...restricting, ...(opts.admission?.enable ?? [])]);
+  const enabled = new Set([
+    'Priority',
+    'DefaultTolerationSeconds',
+    'LimitRanger',
+    'MutatingAdmissionWebhook',
+    'ValidatingAdmissionWebhook',
+    'ResourceQuota',
+    ...restricting,
+    ...(opts.admission?.enable ?? []),
+  ]);
   for (const d of opts.admission?.disable ?? []) enabled.delete(d);
   const pods = registry.get('/v1/pods')!;
   // ServiceAccount needs token signing; clusters without it (the plain-HTTP
@@ -150,7 +175,14 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       node: (name) => registry.get('/v1/nodes')!.get(undefined, name, '0').catch(notFoundAsUndefined),
       authorize: (a) => (authorizer ? authorizer.authorize(a) : { allowed: true, reason: '' }),
     });
-    for (const r of ['/v1/pods', '/v1/nodes', '/v1/persistentvolumeclaims', '/v1/serviceaccounts', 'coordination.k8s.io/v1/leases', 'storage.k8s.io/v1/csinodes']) {
+    for (const r of [
+      '/v1/pods',
+      '/v1/nodes',
+      '/v1/persistentvolumeclaims',
+      '/v1/serviceaccounts',
+      'coordination.k8s.io/v1/leases',
+      'storage.k8s.io/v1/csinodes',
+    ]) {
       const st = registry.get(r);
       if (!st) continue;
       chain(st).mutating.push(nr);
@@ -180,7 +212,9 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   }
   if (enabled.has('OwnerReferencesPermissionEnforcement')) {
     const mapper = (group: string, version: string, kind: string) =>
-      resources.filter((d) => !d.virtual && d.group === group && d.version === version && d.kind === kind).map((d) => ({ group: d.group, resource: d.resource, namespaced: d.namespaced }));
+      resources
+        .filter((d) => !d.virtual && d.group === group && d.version === version && d.kind === kind)
+        .map((d) => ({ group: d.group, resource: d.resource, namespaced: d.namespaced }));
     const gc = new OwnerReferencesPermissionEnforcement(() => authorizer ?? { authorize: () => ({ allowed: true, reason: '' }) }, mapper);
     for (const st of registry.values()) chain(st).validating.push(gc);
   }
@@ -189,10 +223,13 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     for (const st of registry.values()) chain(st).validating.push(v);
   }
   if (enabled.has('ResourceQuota')) {
-    const rq = new ResourceQuotaAdmission(() => registry.get('/v1/resourcequotas')!, (r) => {
-      const [g, res] = r.split('/');
-      return [...registry.entries()].find(([k, st]) => st.def.group === g && st.def.resource === res && k.endsWith(`/${res}`))?.[1];
-    });
+    const rq = new ResourceQuotaAdmission(
+      () => registry.get('/v1/resourcequotas')!,
+      (r) => {
+        const [g, res] = r.split('/');
+        return [...registry.entries()].find(([k, st]) => st.def.group === g && st.def.resource === res && k.endsWith(`/${res}`))?.[1];
+      },
+    );
     for (const st of registry.values()) if (st.def.namespaced) chain(st).validating.push(rq);
   }
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
@@ -205,7 +242,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.register(statusErrors, { maxBody });
   app.register(upgradeRouting);
   if (authenticator) app.register(authentication, { authenticator });
-  if (opts.audit) app.register(audit, { logger: opts.audit, unauthenticatedUser: opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin' });
+  if (opts.audit)
+    app.register(audit, { logger: opts.audit, unauthenticatedUser: opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin' });
   if (authorizer) {
     app.register(impersonation, { authorizer });
     app.register(authorization, { authorizer });
@@ -222,18 +260,32 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       registry,
       storage,
       ...credentials,
-      opts: { bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000, minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800, ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}) },
+      opts: {
+        bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+        minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
+        ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}),
+      },
     },
   });
 
   // ---- lifecycle -----------------------------------------------------------------
-  const compaction = startCompaction(storage, () => cachers.values(), opts.compactionIntervalMs ?? 5 * 60_000, (err) => {
-    if (opts.logger) opts.logger.warn({ err }, 'compaction failed');
-  });
+  const compaction = startCompaction(
+    storage,
+    () => cachers.values(),
+    opts.compactionIntervalMs ?? 5 * 60_000,
+    (err) => {
+      if (opts.logger) opts.logger.warn({ err }, 'compaction failed');
+    },
+  );
 
   app.addHook('onReady', async () => {
     await Promise.all([...cachers.values()].map((c) => c.ready()));
-    await bootstrap(registry, storage, { advertiseAddress, scheme: opts.tls ? 'https' : 'http', rbac: authzMode === 'RBAC', ...(opts.logger ? { logger: opts.logger } : {}) });
+    await bootstrap(registry, storage, {
+      advertiseAddress,
+      scheme: opts.tls ? 'https' : 'http',
+      rbac: authzMode === 'RBAC',
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
   });
   app.addHook('preClose', async () => {
     for (const u of unsubscribe) u();

@@ -14,8 +14,7 @@ import type { RestClient, WatchEvent } from './rest.js';
 
 export type IndexFunc = (obj: KubeObject) => string[];
 
-export const keyOf = (obj: KubeObject): string =>
-  obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata.name ?? '');
+export const keyOf = (obj: KubeObject): string => (obj.metadata.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata.name ?? ''));
 
 export const namespaceIndex: IndexFunc = (obj) => [obj.metadata.namespace ?? ''];
 

@@ -23,7 +23,9 @@ test('429 with Retry-After is retried; 500 on a read is retried; a write is not 
   const srv = createServer((req, res) => {
     calls++;
     if (req.url === '/busy' && calls === 1) {
-      res.writeHead(429, { 'Retry-After': '1', 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429 }));
+      res
+        .writeHead(429, { 'Retry-After': '1', 'content-type': 'application/json' })
+        .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429 }));
       return;
     }
     if (req.url === '/flaky' && calls <= 3) {
@@ -55,7 +57,11 @@ test('an informer follows the apiserver and relists after 410', async () => {
   const client = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false });
   const inf = new Informer(client, { path: '/api/v1/namespaces/default/configmaps' }, { minWatchTimeoutSeconds: 1 });
   const seen: string[] = [];
-  inf.addEventHandler({ add: (o) => seen.push(`add:${o.metadata.name}`), update: (_a, o) => seen.push(`update:${o.metadata.name}`), delete: (o) => seen.push(`delete:${o.metadata.name}`) });
+  inf.addEventHandler({
+    add: (o) => seen.push(`add:${o.metadata.name}`),
+    update: (_a, o) => seen.push(`update:${o.metadata.name}`),
+    delete: (o) => seen.push(`delete:${o.metadata.name}`),
+  });
   const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
   await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('before'));
   inf.start();

@@ -55,7 +55,11 @@ export class EventRecorder {
     if (prev) {
       prev.count++;
       try {
-        await this.client.patch(`/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, { count: prev.count, lastTimestamp: now }, 'application/merge-patch+json');
+        await this.client.patch(
+          `/api/v1/namespaces/${prev.namespace}/events/${prev.name}`,
+          { count: prev.count, lastTimestamp: now },
+          'application/merge-patch+json',
+        );
         return;
       } catch (e) {
         if (!isNotFound(e)) throw e;

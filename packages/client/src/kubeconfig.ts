@@ -12,7 +12,13 @@ import YAML from 'yaml';
 
 export interface NamedCluster {
   name: string;
-  cluster: { server: string; 'certificate-authority'?: string; 'certificate-authority-data'?: string; 'insecure-skip-tls-verify'?: boolean; 'tls-server-name'?: string };
+  cluster: {
+    server: string;
+    'certificate-authority'?: string;
+    'certificate-authority-data'?: string;
+    'insecure-skip-tls-verify'?: boolean;
+    'tls-server-name'?: string;
+  };
 }
 export interface NamedUser {
   name: string;

@@ -75,7 +75,15 @@ export function upgradeResponse(req: IncomingMessage, socket: Duplex): ServerRes
 }
 
 /** The request headers a WebSocket upgrade carries through a proxy hop (no credentials). */
-const UPGRADE_HEADERS = ['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions', 'user-agent'];
+const UPGRADE_HEADERS = [
+  'upgrade',
+  'connection',
+  'sec-websocket-key',
+  'sec-websocket-version',
+  'sec-websocket-protocol',
+  'sec-websocket-extensions',
+  'user-agent',
+];
 
 export interface UpgradeTarget {
   url: URL;
@@ -96,10 +104,22 @@ export function dialUpgrade(headers: IncomingHttpHeaders, target: UpgradeTarget)
     if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
   }
   const tls = target.url.protocol === 'https:';
-  const common = { host: target.url.hostname, port: target.url.port, path: target.url.pathname + target.url.search, method: 'GET', headers: h, timeout: target.timeoutMs ?? 10_000, agent: false as const };
+  const common = {
+    host: target.url.hostname,
+    port: target.url.port,
+    path: target.url.pathname + target.url.search,
+    method: 'GET',
+    headers: h,
+    timeout: target.timeoutMs ?? 10_000,
+    agent: false as const,
+  };
   return new Promise((resolve, reject) => {
     const req = tls
-      ? httpsRequest({ ...common, ...(target.cert ? { cert: target.cert, key: target.key } : {}), ...(target.ca ? { ca: target.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }) })
+      ? httpsRequest({
+          ...common,
+          ...(target.cert ? { cert: target.cert, key: target.key } : {}),
+          ...(target.ca ? { ca: target.ca, rejectUnauthorized: true } : { rejectUnauthorized: false }),
+        })
       : httpRequest(common);
     req.on('upgrade', (res, socket, head) => {
       socket.setTimeout(0);
@@ -157,7 +177,10 @@ export class StreamRefusal extends Error {
  * still gets v5, and its stream-close messages (which v4 lacks) are dropped.
  */
 export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, target: string): Promise<void> {
-  const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const ask = offered.filter((p) => (STREAM_PROTOCOLS as readonly string[]).includes(p));
   if (ask.includes(STREAM_PROTOCOL_V5) && !ask.includes(STREAM_PROTOCOL_V4)) ask.push(STREAM_PROTOCOL_V4);
   if (!ask.length) throw new StreamRefusal(400, `none of the offered protocols [${offered.join(', ')}] is served; use ${STREAM_PROTOCOLS.join(' or ')}`);
@@ -171,7 +194,9 @@ export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head
   await new Promise<void>((resolve, reject) => {
     upstream.once('open', () => resolve());
     upstream.once('unexpected-response', (_q, res) => {
-      void readText(res).then((t) => reject(new StreamRefusal(res.statusCode === 404 ? 404 : 400, t.trim() || `the streaming server answered ${res.statusCode}`)));
+      void readText(res).then((t) =>
+        reject(new StreamRefusal(res.statusCode === 404 ? 404 : 400, t.trim() || `the streaming server answered ${res.statusCode}`)),
+      );
     });
     upstream.once('error', (e) => reject(new StreamRefusal(500, `error reaching the streaming server: ${e.message}`)));
   });

@@ -173,7 +173,14 @@ export class RestClient {
     const send = this.base.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const req = send(
-        { agent: this.agent, host: this.base.hostname, port: this.base.port, method: o.method ?? 'GET', path: this.url(o.path, o.query), headers: this.headers(o, body) },
+        {
+          agent: this.agent,
+          host: this.base.hostname,
+          port: this.base.port,
+          method: o.method ?? 'GET',
+          path: this.url(o.path, o.query),
+          headers: this.headers(o, body),
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -196,17 +203,28 @@ export class RestClient {
     this.requestCount++;
     const send = this.base.protocol === 'https:' ? httpsRequest : httpRequest;
     await new Promise<void>((resolve, reject) => {
-      const req = send({ agent: this.agent, host: this.base.hostname, port: this.base.port, method: 'GET', path: this.url(path, query), headers: this.headers({ path, accept: '*/*' }, undefined), ...(signal ? { signal } : {}) }, (res) => {
-        if ((res.statusCode ?? 0) >= 400) {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => reject(toStatusError({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })));
-          return;
-        }
-        res.on('data', onChunk);
-        res.on('end', () => resolve());
-        res.on('error', (e) => (signal?.aborted ? resolve() : reject(e)));
-      });
+      const req = send(
+        {
+          agent: this.agent,
+          host: this.base.hostname,
+          port: this.base.port,
+          method: 'GET',
+          path: this.url(path, query),
+          headers: this.headers({ path, accept: '*/*' }, undefined),
+          ...(signal ? { signal } : {}),
+        },
+        (res) => {
+          if ((res.statusCode ?? 0) >= 400) {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => reject(toStatusError({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) })));
+            return;
+          }
+          res.on('data', onChunk);
+          res.on('end', () => resolve());
+          res.on('error', (e) => (signal?.aborted ? resolve() : reject(e)));
+        },
+      );
       req.on('error', (e) => (signal?.aborted ? resolve() : reject(e)));
       req.end();
     });
@@ -214,7 +232,8 @@ export class RestClient {
 
   /** Sends a request with rate limiting and retries; returns the raw response (any status). */
   async raw(o: RequestOptions): Promise<RawResponse> {
-    const body = o.body === undefined ? undefined : Buffer.isBuffer(o.body) ? o.body : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
+    const body =
+      o.body === undefined ? undefined : Buffer.isBuffer(o.body) ? o.body : Buffer.from(typeof o.body === 'string' ? o.body : JSON.stringify(o.body));
     const method = (o.method ?? 'GET').toUpperCase();
     const idempotent = method === 'GET' || method === 'HEAD';
     let attempt = 0;
@@ -275,7 +294,13 @@ export class RestClient {
    * ends (server timeout, error or `signal`); rejects with a StatusError when the
    * server refuses the watch outright.
    */
-  async watch<T = Record<string, unknown>>(path: string, query: RequestOptions['query'], onEvent: (ev: WatchEvent<T>) => void, signal?: AbortSignal, accept?: string): Promise<void> {
+  async watch<T = Record<string, unknown>>(
+    path: string,
+    query: RequestOptions['query'],
+    onEvent: (ev: WatchEvent<T>) => void,
+    signal?: AbortSignal,
+    accept?: string,
+  ): Promise<void> {
     await this.limiter.take();
     this.requestCount++;
     const send = this.base.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -283,7 +308,13 @@ export class RestClient {
     let onAbort: (() => void) | undefined;
     await new Promise<void>((resolve, reject) => {
       const req = send(
-        { agent: this.agent, host: this.base.hostname, port: this.base.port, path: this.url(path, { ...query, watch: 'true' }), headers: this.headers({ path, ...(accept ? { accept } : {}) }, undefined) },
+        {
+          agent: this.agent,
+          host: this.base.hostname,
+          port: this.base.port,
+          path: this.url(path, { ...query, watch: 'true' }),
+          headers: this.headers({ path, ...(accept ? { accept } : {}) }, undefined),
+        },
         (res) => {
           if ((res.statusCode ?? 0) >= 300) {
             const chunks: Buffer[] = [];
@@ -336,7 +367,15 @@ export function toStatusError(res: RawResponse): StatusError {
   }
   if (res.status === 404) return failure('NotFound', 'the server could not find the requested resource');
   if (res.status >= 500) return internalError(text.slice(0, 200) || `status ${res.status}`);
-  return new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: text.slice(0, 500) || `status ${res.status}`, reason: 'Unknown', code: res.status });
+  return new StatusError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: text.slice(0, 500) || `status ${res.status}`,
+    reason: 'Unknown',
+    code: res.status,
+  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

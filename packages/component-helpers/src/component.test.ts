@@ -32,7 +32,17 @@ test('the common flags have upstream defaults and the component adds its own', (
 
 test('the common flags and the component flags are parsed; an unknown flag is refused', () => {
   withKubeconfig((kubeconfig) => {
-    const args = [`--kubeconfig=${kubeconfig}`, '--master=http://127.0.0.1:6443', '--log-level=silent', '--leader-elect=false', '--leader-elect-lease-duration=3s', '--leader-elect-retry-period=500ms', '--secure-port=0', '--kube-api-qps=100', '--widgets=5'];
+    const args = [
+      `--kubeconfig=${kubeconfig}`,
+      '--master=http://127.0.0.1:6443',
+      '--log-level=silent',
+      '--leader-elect=false',
+      '--leader-elect-lease-duration=3s',
+      '--leader-elect-retry-period=500ms',
+      '--secure-port=0',
+      '--kube-api-qps=100',
+      '--widgets=5',
+    ];
     const { options, values } = parseComponentArgs(cmd, args);
     assert.equal(options.leaderElect, false);
     assert.deepEqual([options.leaseDurationMs, options.retryPeriodMs, options.port, options.qps], [3_000, 500, 0, 100]);
@@ -44,7 +54,16 @@ test('the common flags and the component flags are parsed; an unknown flag is re
 test('without leader election the work runs from start to stop, and the leader gauge follows it', async () => {
   const calls: string[] = [];
   const shell = new ComponentShell(
-    { name: 'kube-test', userAgent: 'test', defaultQps: 5, defaultBurst: 10, config: { server: 'http://127.0.0.1:1', namespace: 'default', insecureSkipTLSVerify: false }, leaderElect: false, log: pino({ level: 'silent' }), identity: 'me' },
+    {
+      name: 'kube-test',
+      userAgent: 'test',
+      defaultQps: 5,
+      defaultBurst: 10,
+      config: { server: 'http://127.0.0.1:1', namespace: 'default', insecureSkipTLSVerify: false },
+      leaderElect: false,
+      log: pino({ level: 'silent' }),
+      identity: 'me',
+    },
     { start: async () => void calls.push('start'), stop: () => void calls.push('stop') },
   );
   const gauge = async () => /leader_election_master_status\{name="kube-test"\} (\d)/.exec(await shell.metrics.metrics())?.[1];

@@ -75,7 +75,15 @@ export class ComponentShell {
     this.identity = o.identity ?? `${hostname()}_${process.pid}`;
     collectDefaultMetrics({ register: this.metrics });
     const self = this;
-    new Gauge({ name: 'leader_election_master_status', help: 'Whether this process is the leader (1) or not (0).', labelNames: ['name'], registers: [this.metrics], collect() { this.set({ name: o.name }, self.leading ? 1 : 0); } });
+    new Gauge({
+      name: 'leader_election_master_status',
+      help: 'Whether this process is the leader (1) or not (0).',
+      labelNames: ['name'],
+      registers: [this.metrics],
+      collect() {
+        this.set({ name: o.name }, self.leading ? 1 : 0);
+      },
+    });
   }
 
   /**
@@ -185,7 +193,10 @@ export interface ComponentCommand<F extends ParseArgsOptionsConfig> {
  * builds the logger and resolves the client configuration from the kubeconfig
  * (`--kubeconfig`, else $KUBECONFIG, else ~/.kube/config) and `--master`.
  */
-export function parseComponentArgs<F extends ParseArgsOptionsConfig>(cmd: Pick<ComponentCommand<F>, 'name' | 'defaults' | 'flags'>, args?: string[]): { options: ComponentOptions; values: FlagValues<F> } {
+export function parseComponentArgs<F extends ParseArgsOptionsConfig>(
+  cmd: Pick<ComponentCommand<F>, 'name' | 'defaults' | 'flags'>,
+  args?: string[],
+): { options: ComponentOptions; values: FlagValues<F> } {
   const common = componentFlags(cmd.defaults);
   const parsed = parseArgs({ options: { ...cmd.flags, ...common }, strict: true, ...(args ? { args } : {}) });
   const v = parsed.values as FlagValues<typeof common>;

@@ -24,19 +24,37 @@ test('nodeSelector and required node affinity must both match; preferred terms a
   const n = node('n1', { zone: 'a', disk: 'ssd', cores: '8' });
   assert.equal(requiredNodeAffinityMatches({ nodeSelector: { zone: 'a' } }, n), true);
   assert.equal(requiredNodeAffinityMatches({ nodeSelector: { zone: 'b' } }, n), false);
-  const req = (exprs: object[]) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: exprs }] } } } }) as never;
+  const req = (exprs: object[]) =>
+    ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: exprs }] } } } }) as never;
   assert.equal(requiredNodeAffinityMatches(req([{ key: 'disk', operator: 'In', values: ['ssd', 'nvme'] }]), n), true);
   assert.equal(requiredNodeAffinityMatches(req([{ key: 'disk', operator: 'NotIn', values: ['ssd'] }]), n), false);
   assert.equal(requiredNodeAffinityMatches(req([{ key: 'cores', operator: 'Gt', values: ['4'] }]), n), true);
   assert.equal(requiredNodeAffinityMatches(req([{ key: 'gpu', operator: 'Exists' }]), n), false);
   assert.equal(requiredNodeAffinityMatches(req([{ key: 'gpu', operator: 'DoesNotExist' }]), n), true);
-  const byName = { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n2'] }] }, { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }] } } } };
+  const byName = {
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n2'] }] },
+            { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] },
+          ],
+        },
+      },
+    },
+  };
   assert.equal(requiredNodeAffinityMatches(byName as never, n), true, 'terms are ORed');
-  const pref = { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [
-    { weight: 10, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } },
-    { weight: 5, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['hdd'] }] } },
-    { weight: 1, preference: { matchExpressions: [{ key: 'disk', operator: 'Exists' }] } },
-  ] } } };
+  const pref = {
+    affinity: {
+      nodeAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          { weight: 10, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } },
+          { weight: 5, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['hdd'] }] } },
+          { weight: 1, preference: { matchExpressions: [{ key: 'disk', operator: 'Exists' }] } },
+        ],
+      },
+    },
+  };
   assert.equal(preferredNodeAffinityScore(pref as never, n), 11);
 });
 
@@ -67,11 +85,26 @@ test('qosClass as ComputePodQOS: cpu and memory only, positive quantities, reque
   assert.equal(qosClass({ containers: [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1000m', memory: '1024Mi' } })] }), 'Guaranteed');
   assert.equal(qosClass({ containers: [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } })] }), 'Burstable');
   // Every container must limit both; init containers count.
-  assert.equal(qosClass({ containers: [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } })], initContainers: [c({ limits: { cpu: '1' }, requests: { cpu: '1' } })] }), 'Burstable');
+  assert.equal(
+    qosClass({
+      containers: [c({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } })],
+      initContainers: [c({ limits: { cpu: '1' }, requests: { cpu: '1' } })],
+    }),
+    'Burstable',
+  );
 });
 
 test('pod readiness, availability after minReadySeconds, and the controlling owner', () => {
-  const pod = (ready: string, since: string) => ({ metadata: { name: 'p', ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'a', uid: '1' }, { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: '2', controller: true }] }, status: { conditions: [{ type: 'Ready', status: ready, lastTransitionTime: since }] } });
+  const pod = (ready: string, since: string) => ({
+    metadata: {
+      name: 'p',
+      ownerReferences: [
+        { apiVersion: 'v1', kind: 'X', name: 'a', uid: '1' },
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: '2', controller: true },
+      ],
+    },
+    status: { conditions: [{ type: 'Ready', status: ready, lastTransitionTime: since }] },
+  });
   const p = pod('True', '2026-01-01T00:00:00Z');
   assert.equal(isPodReady(p), true);
   assert.equal(isPodReady(pod('False', '2026-01-01T00:00:00Z')), false);

@@ -13,7 +13,6 @@ let env: TestEnv;
 let mgr: ControllerManager;
 const log = pino({ level: 'silent' });
 
-
 const rs = (name: string, replicas: number) => ({
   apiVersion: 'apps/v1',
   kind: 'ReplicaSet',
@@ -30,7 +29,14 @@ const podsOf = async (ns: string, app: string) =>
 
 before(async () => {
   env = await startTestEnv();
-  mgr = new ControllerManager({ config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, controllers: ['*'], leaderElect: false, log, qps: 100, burst: 200 });
+  mgr = new ControllerManager({
+    config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+    controllers: ['*'],
+    leaderElect: false,
+    log,
+    qps: 100,
+    burst: 200,
+  });
   await mgr.start();
 });
 after(async () => {
@@ -48,7 +54,9 @@ describe('replicaset controller', () => {
     });
     for (const p of pods) {
       assert.match(p.metadata.name, /^web-[a-z0-9]{5}$/);
-      assert.deepEqual(p.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: c.body.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      assert.deepEqual(p.metadata.ownerReferences, [
+        { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web', uid: c.body.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
     }
     await eventually(async () => (await request(env.url, 'GET', '/apis/apps/v1/namespaces/default/replicasets/web')).body.status?.replicas === 3);
     // and nothing more arrives later
@@ -60,9 +68,19 @@ describe('replicaset controller', () => {
     const pods = await podsOf('default', 'web');
     // mark one pod ready through the status subresource, as a kubelet would
     const ready = pods[0];
-    ready.status = { ...ready.status, phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z/, 'Z') }] };
+    ready.status = {
+      ...ready.status,
+      phase: 'Running',
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z/, 'Z') }],
+    };
     assert.equal((await request(env.url, 'PUT', `/api/v1/namespaces/default/pods/${ready.metadata.name}/status`, ready)).status, 200);
-    const scaled = await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/replicasets/web', { spec: { replicas: 1 } }, { contentType: 'application/merge-patch+json' });
+    const scaled = await request(
+      env.url,
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/replicasets/web',
+      { spec: { replicas: 1 } },
+      { contentType: 'application/merge-patch+json' },
+    );
     assert.equal(scaled.status, 200, scaled.text);
     const left = await eventually(async () => {
       const p = await podsOf('default', 'web');
@@ -76,7 +94,12 @@ describe('replicaset controller', () => {
   });
 
   test('adopts a matching orphan instead of creating a pod, and releases a pod that stops matching', async () => {
-    const orphan = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'orphan', labels: { app: 'adopt' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
+    const orphan = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'orphan', labels: { app: 'adopt' } },
+      spec: { containers: [{ name: 'c', image: 'nginx' }] },
+    };
     assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/pods', orphan)).status, 201);
     const c = await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/replicasets', rs('adopt', 1));
     const adopted = await eventually(async () => {
@@ -87,7 +110,13 @@ describe('replicaset controller', () => {
     await new Promise((r) => setTimeout(r, 300));
     assert.equal((await podsOf('default', 'adopt')).length, 1, 'no extra pod');
     // relabel: released, and a replacement is created
-    const relabelled = await request(env.url, 'PATCH', '/api/v1/namespaces/default/pods/orphan', { metadata: { labels: { app: 'gone' } } }, { contentType: 'application/merge-patch+json' });
+    const relabelled = await request(
+      env.url,
+      'PATCH',
+      '/api/v1/namespaces/default/pods/orphan',
+      { metadata: { labels: { app: 'gone' } } },
+      { contentType: 'application/merge-patch+json' },
+    );
     assert.equal(relabelled.status, 200);
     await eventually(async () => !(await request(env.url, 'GET', '/api/v1/namespaces/default/pods/orphan')).body.metadata.ownerReferences?.length);
     await eventually(async () => (await podsOf('default', 'adopt')).length === 1);
@@ -110,7 +139,15 @@ describe('namespace and serviceaccount controllers', () => {
 
 describe('leader election', () => {
   test('of two managers only the leader acts; the other takes over when it stops', async () => {
-    const opts = { config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, controllers: ['serviceaccount'], leaderElect: true, log, leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 };
+    const opts = {
+      config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+      controllers: ['serviceaccount'],
+      leaderElect: true,
+      log,
+      leaseDurationMs: 2000,
+      renewDeadlineMs: 1500,
+      retryPeriodMs: 300,
+    };
     const a = new ControllerManager({ ...opts, identity: 'a' });
     const b = new ControllerManager({ ...opts, identity: 'b' });
     await a.start();
@@ -139,12 +176,16 @@ describe('endpoints and job controllers', () => {
 
   test('a Service gets Endpoints of its ready pods, with named target ports resolved', async () => {
     await request(env.url, 'POST', '/api/v1/namespaces/default/services', {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'svc' },
       spec: { selector: { app: 'ep' }, ports: [{ name: 'http', port: 80, targetPort: 'web' }] },
     });
     for (const n of ['ep-1', 'ep-2']) {
       await request(env.url, 'POST', '/api/v1/namespaces/default/pods', {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name: n, labels: { app: 'ep' } },
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: n, labels: { app: 'ep' } },
         spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ name: 'web', containerPort: 8080 }] }] },
       });
     }
@@ -161,24 +202,43 @@ describe('endpoints and job controllers', () => {
   });
 
   test('EndpointSlices: the pods with ready, serving and terminating conditions; a placeholder for a Service without pods; gone with their Service', async () => {
-    const slicesOf = async (svc: string) => (await request(env.url, 'GET', `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D${svc}`)).body.items as any[];
+    const slicesOf = async (svc: string) =>
+      (await request(env.url, 'GET', `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D${svc}`)).body
+        .items as any[];
     const [slice] = await eventually(async () => {
       const l = await slicesOf('svc');
       return l.length === 1 && l[0].endpoints?.length === 2 && l;
     });
     assert.match(slice.metadata.name, /^svc-[a-z0-9]{5}$/);
     assert.equal(slice.metadata.labels['endpointslice.kubernetes.io/managed-by'], 'endpointslice-controller.k8s.io');
-    assert.deepEqual(slice.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.controller]), [['Service', 'svc', true]]);
+    assert.deepEqual(
+      slice.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.controller]),
+      [['Service', 'svc', true]],
+    );
     assert.equal(slice.addressType, 'IPv4');
     assert.deepEqual(slice.ports, [{ name: 'http', protocol: 'TCP', port: 8080 }]);
-    assert.deepEqual(slice.endpoints.map((e: any) => [e.addresses[0], e.conditions, e.targetRef.name]), [
-      ['127.20.0.1', { ready: true, serving: true, terminating: false }, 'ep-1'],
-      ['127.20.0.2', { ready: false, serving: false, terminating: false }, 'ep-2'],
-    ]);
+    assert.deepEqual(
+      slice.endpoints.map((e: any) => [e.addresses[0], e.conditions, e.targetRef.name]),
+      [
+        ['127.20.0.1', { ready: true, serving: true, terminating: false }, 'ep-1'],
+        ['127.20.0.2', { ready: false, serving: false, terminating: false }, 'ep-2'],
+      ],
+    );
     // Another client's change is put back.
-    await request(env.url, 'PATCH', `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${slice.metadata.name}`, { endpoints: [] }, { contentType: 'application/merge-patch+json' });
+    await request(
+      env.url,
+      'PATCH',
+      `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/${slice.metadata.name}`,
+      { endpoints: [] },
+      { contentType: 'application/merge-patch+json' },
+    );
     await eventually(async () => (await slicesOf('svc'))[0]?.endpoints?.length === 2);
-    await request(env.url, 'POST', '/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lonely' }, spec: { selector: { app: 'nobody' }, ports: [{ port: 80 }] } });
+    await request(env.url, 'POST', '/api/v1/namespaces/default/services', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'lonely' },
+      spec: { selector: { app: 'nobody' }, ports: [{ port: 80 }] },
+    });
     const placeholder = await eventually(async () => {
       const l = await slicesOf('lonely');
       return l.length === 1 && l[0];
@@ -191,7 +251,9 @@ describe('endpoints and job controllers', () => {
 
   test('a Job runs its pods one at a time to its completions and records events', async () => {
     await request(env.url, 'POST', '/apis/batch/v1/namespaces/default/jobs', {
-      apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'work' },
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'work' },
       spec: { completions: 2, parallelism: 1, backoffLimit: 3, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
     });
     const jobPods = async () => (await request(env.url, 'GET', '/api/v1/namespaces/default/pods?labelSelector=job-name%3Dwork')).body.items as any[];
@@ -212,7 +274,10 @@ describe('endpoints and job controllers', () => {
     assert.equal(job.status.succeeded, 2);
     assert.ok(job.status.completionTime);
     const events = (await request(env.url, 'GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dwork')).body.items as any[];
-    assert.ok(events.some((e) => e.reason === 'SuccessfulCreate'), 'SuccessfulCreate events');
+    assert.ok(
+      events.some((e) => e.reason === 'SuccessfulCreate'),
+      'SuccessfulCreate events',
+    );
     assert.ok(events.some((e) => e.reason === 'Completed'));
   });
 });
@@ -220,8 +285,17 @@ describe('endpoints and job controllers', () => {
 describe('cronjob controller', () => {
   test('a due schedule creates a Job from the template and records it in status', async () => {
     const c = await request(env.url, 'POST', '/apis/batch/v1/namespaces/default/cronjobs', {
-      apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'tick' },
-      spec: { schedule: '*/1 * * * *', concurrencyPolicy: 'Forbid', jobTemplate: { metadata: { labels: { from: 'tick' } }, spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } } } },
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: 'tick' },
+      spec: {
+        schedule: '*/1 * * * *',
+        concurrencyPolicy: 'Forbid',
+        jobTemplate: {
+          metadata: { labels: { from: 'tick' } },
+          spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } },
+        },
+      },
     });
     assert.equal(c.status, 201, c.text);
     // Pretend the last run was two minutes ago: a run is due now.
@@ -253,8 +327,13 @@ describe('daemonset controller', () => {
       await request(env.url, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { taints } });
     }
     await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/daemonsets', {
-      apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' },
-      spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { nodeSelector: { disk: 'ssd' }, containers: [{ name: 'c', image: 'busybox' }] } } },
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: 'agent' },
+      spec: {
+        selector: { matchLabels: { app: 'agent' } },
+        template: { metadata: { labels: { app: 'agent' } }, spec: { nodeSelector: { disk: 'ssd' }, containers: [{ name: 'c', image: 'busybox' }] } },
+      },
     });
     const targets = async () =>
       ((await podsOf('default', 'agent')) as any[])
@@ -284,11 +363,32 @@ describe('statefulset controller', () => {
   };
 
   test('pods one at a time in order with stable names; a template change rolls from the highest ordinal; scale-down from the top', async () => {
-    const sts = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'ord' }, spec: { serviceName: 'ord', replicas: 2, selector: { matchLabels: { app: 'ord' } }, template: { metadata: { labels: { app: 'ord' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
+    const sts = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'ord' },
+      spec: {
+        serviceName: 'ord',
+        replicas: 2,
+        selector: { matchLabels: { app: 'ord' } },
+        template: { metadata: { labels: { app: 'ord' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+      },
+    };
     assert.equal((await request(env.url, 'POST', '/apis/apps/v1/namespaces/default/statefulsets', sts)).status, 201);
     const first = await eventually(() => pod('ord-0'));
-    assert.deepEqual([first.spec.hostname, first.spec.subdomain, first.metadata.labels['statefulset.kubernetes.io/pod-name'], first.metadata.labels['apps.kubernetes.io/pod-index']], ['ord-0', 'ord', 'ord-0', '0']);
-    assert.deepEqual(first.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.controller]), [['StatefulSet', 'ord', true]]);
+    assert.deepEqual(
+      [
+        first.spec.hostname,
+        first.spec.subdomain,
+        first.metadata.labels['statefulset.kubernetes.io/pod-name'],
+        first.metadata.labels['apps.kubernetes.io/pod-index'],
+      ],
+      ['ord-0', 'ord', 'ord-0', '0'],
+    );
+    assert.deepEqual(
+      first.metadata.ownerReferences.map((r: any) => [r.kind, r.name, r.controller]),
+      [['StatefulSet', 'ord', true]],
+    );
     const rev1 = first.metadata.labels['controller-revision-hash'];
     assert.match(rev1, /^ord-[a-z0-9]+$/);
     await new Promise((r) => setTimeout(r, 300));
@@ -303,7 +403,13 @@ describe('statefulset controller', () => {
     const cr = (await request(env.url, 'GET', `/apis/apps/v1/namespaces/default/controllerrevisions/${rev1}`)).body;
     assert.equal(cr.revision, 1);
     // A new template: ord-1 goes first and comes back at the new revision, then ord-0.
-    await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/statefulsets/ord', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } } } }, { contentType: 'application/strategic-merge-patch+json' });
+    await request(
+      env.url,
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/statefulsets/ord',
+      { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } } } },
+      { contentType: 'application/strategic-merge-patch+json' },
+    );
     const second = await eventually(async () => {
       const p = await pod('ord-1');
       return p && p.metadata.labels['controller-revision-hash'] !== rev1 && p;
@@ -318,7 +424,13 @@ describe('statefulset controller', () => {
       return s.status?.currentRevision === rev2 && s.status?.readyReplicas === 2 && s.status;
     });
     assert.equal(done.updatedReplicas, 2);
-    await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/statefulsets/ord', { spec: { replicas: 1 } }, { contentType: 'application/merge-patch+json' });
+    await request(
+      env.url,
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/statefulsets/ord',
+      { spec: { replicas: 1 } },
+      { contentType: 'application/merge-patch+json' },
+    );
     await eventually(async () => (await pod('ord-1')) === undefined);
     assert.ok(await pod('ord-0'), 'ord-0 stays');
   });

@@ -14,7 +14,6 @@ let env: TestEnv;
 let mgr: ControllerManager;
 let kubelet: { stop(): void } | undefined;
 
-
 /** Marks every pending pod Running and Ready, as a kubelet would. */
 async function fakeKubelet(): Promise<void> {
   const pods = (await request(env.url, 'GET', '/api/v1/pods')).body.items as any[];
@@ -48,7 +47,14 @@ const podsOf = async (app: string) => (await get(`/api/v1/namespaces/default/pod
 
 before(async () => {
   env = await startTestEnv();
-  mgr = new ControllerManager({ config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, controllers: ['*'], leaderElect: false, log: pino({ level: 'silent' }), qps: 200, burst: 400 });
+  mgr = new ControllerManager({
+    config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+    controllers: ['*'],
+    leaderElect: false,
+    log: pino({ level: 'silent' }),
+    qps: 200,
+    burst: 400,
+  });
   await mgr.start();
   kubelet = repeat(fakeKubelet, 150);
 });
@@ -79,13 +85,25 @@ describe('deployment controller', () => {
   });
 
   test('an image change rolls to a second ReplicaSet within maxSurge and maxUnavailable', async () => {
-    const patch = await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/web', { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:1.26' }] } } } }, { contentType: 'application/strategic-merge-patch+json' });
+    const patch = await request(
+      env.url,
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/deployments/web',
+      { spec: { template: { spec: { containers: [{ name: 'c', image: 'nginx:1.26' }] } } } },
+      { contentType: 'application/strategic-merge-patch+json' },
+    );
     assert.equal(patch.status, 200, patch.text);
     const violations: string[] = [];
     await eventually(
       async () => {
         const d = await get('/apis/apps/v1/namespaces/default/deployments/web');
-        return d.status?.observedGeneration === 2 && d.status.updatedReplicas === 3 && d.status.availableReplicas === 3 && !d.status.unavailableReplicas && (d.status.replicas ?? 0) === 3;
+        return (
+          d.status?.observedGeneration === 2 &&
+          d.status.updatedReplicas === 3 &&
+          d.status.availableReplicas === 3 &&
+          !d.status.unavailableReplicas &&
+          (d.status.replicas ?? 0) === 3
+        );
       },
       20_000,
       async () => {
@@ -106,7 +124,9 @@ describe('deployment controller', () => {
     assert.equal(byRev['2'].spec.template.spec.containers[0].image, 'nginx:1.26');
   });
 
-  test('kubectl rollout undo returns to the first template as revision 3', { skip: kubectlBinaries().default ? false : 'kubectl is not installed' }, async () => {
+  test('kubectl rollout undo returns to the first template as revision 3', {
+    skip: kubectlBinaries().default ? false : 'kubectl is not installed',
+  }, async () => {
     const k = new Kubectl(env.url, kubectlBinaries().default!);
     try {
       const undo = await k.run(['rollout', 'undo', 'deployment/web']);

@@ -37,7 +37,14 @@ export class ControllerManager {
     this.metrics = this.shell.metrics;
     this.identity = this.shell.identity;
     const client = this.client;
-    new Gauge({ name: 'rest_client_requests_total', help: 'Requests this process sent to the apiserver.', registers: [this.metrics], collect() { this.set(client.requestCount); } });
+    new Gauge({
+      name: 'rest_client_requests_total',
+      help: 'Requests this process sent to the apiserver.',
+      registers: [this.metrics],
+      collect() {
+        this.set(client.requestCount);
+      },
+    });
   }
 
   /** Whether the controllers run (this process leads, or leader election is off). */

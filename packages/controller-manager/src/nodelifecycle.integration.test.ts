@@ -12,7 +12,6 @@ import { ControllerManager } from './manager.js';
 let env: TestEnv;
 let mgr: ControllerManager;
 
-
 before(async () => {
   env = await startTestEnv();
   mgr = new ControllerManager({
@@ -34,14 +33,45 @@ test('a silent node becomes Unknown and tainted; its pods are evicted as their t
   const now = new Date().toISOString();
   await request(env.url, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } });
   const node = (await request(env.url, 'GET', '/api/v1/nodes/n1')).body;
-  await request(env.url, 'PUT', '/api/v1/nodes/n1/status', { ...node, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: now.replace(/\.\d+Z/, 'Z'), lastTransitionTime: now.replace(/\.\d+Z/, 'Z') }] } });
-  await request(env.url, 'POST', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'n1' }, spec: { holderIdentity: 'n1', leaseDurationSeconds: 40, renewTime: now.replace('Z', '000Z') } });
+  await request(env.url, 'PUT', '/api/v1/nodes/n1/status', {
+    ...node,
+    status: {
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KubeletReady',
+          lastHeartbeatTime: now.replace(/\.\d+Z/, 'Z'),
+          lastTransitionTime: now.replace(/\.\d+Z/, 'Z'),
+        },
+      ],
+    },
+  });
+  await request(env.url, 'POST', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'n1' },
+    spec: { holderIdentity: 'n1', leaseDurationSeconds: 40, renewTime: now.replace('Z', '000Z') },
+  });
   const pod = (name: string, tolerations: unknown[] = []) => ({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { nodeName: 'n1', tolerations, containers: [{ name: 'c', image: 'nginx' }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { nodeName: 'n1', tolerations, containers: [{ name: 'c', image: 'nginx' }] },
   });
   // DefaultTolerationSeconds gives every pod 300 s; this one asks for none.
-  await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('intolerant', [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]));
-  await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('patient', [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 }]));
+  await request(
+    env.url,
+    'POST',
+    '/api/v1/namespaces/default/pods',
+    pod('intolerant', [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 0 }]),
+  );
+  await request(
+    env.url,
+    'POST',
+    '/api/v1/namespaces/default/pods',
+    pod('patient', [{ key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 }]),
+  );
   await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('forever', [{ operator: 'Exists' }]));
   const n = await eventually(async () => {
     const x = (await request(env.url, 'GET', '/api/v1/nodes/n1')).body;
@@ -50,7 +80,10 @@ test('a silent node becomes Unknown and tainted; its pods are evicted as their t
   const ready = n.status.conditions.find((c: any) => c.type === 'Ready');
   assert.equal(ready.status, 'Unknown');
   assert.equal(ready.reason, 'NodeStatusUnknown');
-  assert.deepEqual(n.spec.taints.map((t: any) => `${t.key}:${t.effect}`).sort(), ['node.kubernetes.io/unreachable:NoExecute', 'node.kubernetes.io/unreachable:NoSchedule']);
+  assert.deepEqual(n.spec.taints.map((t: any) => `${t.key}:${t.effect}`).sort(), [
+    'node.kubernetes.io/unreachable:NoExecute',
+    'node.kubernetes.io/unreachable:NoSchedule',
+  ]);
   const deleting = async (name: string) => !!(await request(env.url, 'GET', `/api/v1/namespaces/default/pods/${name}`)).body.metadata?.deletionTimestamp;
   await eventually(() => deleting('intolerant'), 5000);
   assert.equal(await deleting('patient'), false);

@@ -15,16 +15,31 @@ let mgr: ControllerManager;
 
 before(async () => {
   env = await startTestEnv();
-  mgr = new ControllerManager({ config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false }, controllers: ['podgc', 'serviceaccount'], leaderElect: false, log: pino({ level: 'silent' }), podGC: { periodMs: 200, quarantineMs: 500, terminatedThreshold: 2 } });
+  mgr = new ControllerManager({
+    config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+    controllers: ['podgc', 'serviceaccount'],
+    leaderElect: false,
+    log: pino({ level: 'silent' }),
+    podGC: { periodMs: 200, quarantineMs: 500, terminatedThreshold: 2 },
+  });
   await mgr.start();
-  await waitFor(async () => (await request(env.url, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200, 10_000, 'default ServiceAccount');
+  await waitFor(
+    async () => (await request(env.url, 'GET', '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+    10_000,
+    'default ServiceAccount',
+  );
 });
 after(async () => {
   await mgr?.stop();
   await env?.stop();
 });
 
-const pod = (name: string, nodeName?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'busybox' }] } });
+const pod = (name: string, nodeName?: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'busybox' }] },
+});
 const exists = async (name: string) => (await request(env.url, 'GET', `/api/v1/namespaces/default/pods/${name}`)).status === 200;
 
 test('a pod on a node that does not exist is marked Failed (DeletionByPodGC) and removed; one on a live node stays', async () => {
@@ -32,11 +47,17 @@ test('a pod on a node that does not exist is marked Failed (DeletionByPodGC) and
   assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('alive', 'n1'))).status, 201);
   const created = await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('orphan', 'ghost'));
   assert.equal(created.status, 201);
-  const seen = await readWatch(`${env.url}/api/v1/namespaces/default/pods?watch=true&fieldSelector=metadata.name%3Dorphan&resourceVersion=${created.body.metadata.resourceVersion}`, (ev) => ev.type === 'DELETED', 15_000);
+  const seen = await readWatch(
+    `${env.url}/api/v1/namespaces/default/pods?watch=true&fieldSelector=metadata.name%3Dorphan&resourceVersion=${created.body.metadata.resourceVersion}`,
+    (ev) => ev.type === 'DELETED',
+    15_000,
+  );
   const failed = seen.find((e) => e.type === 'MODIFIED' && e.object.status?.phase === 'Failed');
   assert.ok(failed, 'marked Failed before deletion');
   assert.deepEqual(
-    failed.object.status.conditions.filter((c: Record<string, string>) => c.type === 'DisruptionTarget').map((c: Record<string, string>) => [c.status, c.reason]),
+    failed.object.status.conditions
+      .filter((c: Record<string, string>) => c.type === 'DisruptionTarget')
+      .map((c: Record<string, string>) => [c.status, c.reason]),
     [['True', 'DeletionByPodGC']],
   );
   assert.equal(await exists('orphan'), false);

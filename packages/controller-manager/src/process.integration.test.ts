@@ -24,7 +24,6 @@ function startManager(extra: string[] = []): ChildProcess {
   return child;
 }
 
-
 /** Pods become ready two seconds after this stand-in kubelet first sees them, so rollouts take a while. */
 const firstSeen = new Map<string, number>();
 async function fakeKubelet(): Promise<void> {
@@ -66,7 +65,13 @@ describe('controller-manager processes', () => {
       },
     });
     await eventually(async () => (await get('/apis/apps/v1/namespaces/default/deployments/roll')).status?.availableReplicas === 3);
-    await request(env.url, 'PATCH', '/apis/apps/v1/namespaces/default/deployments/roll', { spec: { template: { spec: { containers: [{ name: 'c', image: 'v2' }] } } } }, { contentType: 'application/strategic-merge-patch+json' });
+    await request(
+      env.url,
+      'PATCH',
+      '/apis/apps/v1/namespaces/default/deployments/roll',
+      { spec: { template: { spec: { containers: [{ name: 'c', image: 'v2' }] } } } },
+      { contentType: 'application/strategic-merge-patch+json' },
+    );
     // Kill it as soon as the new ReplicaSet exists, before the rollout is done.
     await eventually(async () => (await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Droll')).items.length === 2, 20_000);
     cm.kill('SIGKILL');
@@ -82,7 +87,9 @@ describe('controller-manager processes', () => {
     }, 30_000);
     const rss = (await get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Droll')).items;
     assert.equal(rss.length, 2);
-    await eventually(async () => (await get('/api/v1/namespaces/default/pods?labelSelector=app%3Droll')).items.filter((p: any) => !p.metadata.deletionTimestamp).length === 3);
+    await eventually(
+      async () => (await get('/api/v1/namespaces/default/pods?labelSelector=app%3Droll')).items.filter((p: any) => !p.metadata.deletionTimestamp).length === 3,
+    );
     const pods = (await get('/api/v1/namespaces/default/pods?labelSelector=app%3Droll')).items;
     assert.ok(pods.every((p: any) => p.spec.containers[0].image === 'v2'));
     cm.kill('SIGTERM');
@@ -90,9 +97,17 @@ describe('controller-manager processes', () => {
   });
 
   test('of two processes only the leader acts; killing it hands over once its lease runs out', async () => {
-    const flags = ['--leader-elect=true', '--leader-elect-lease-duration=3s', '--leader-elect-renew-deadline=2s', '--leader-elect-retry-period=500ms', '--controllers=serviceaccount'];
+    const flags = [
+      '--leader-elect=true',
+      '--leader-elect-lease-duration=3s',
+      '--leader-elect-renew-deadline=2s',
+      '--leader-elect-retry-period=500ms',
+      '--controllers=serviceaccount',
+    ];
     const a = startManager(flags);
-    const holderA = await eventually(async () => (await get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).spec?.holderIdentity as string | undefined);
+    const holderA = await eventually(
+      async () => (await get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).spec?.holderIdentity as string | undefined,
+    );
     const b = startManager(flags);
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal((await get('/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager')).spec.holderIdentity, holderA);

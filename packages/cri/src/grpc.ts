@@ -7,7 +7,21 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { CriError, type Container, type ContainerStatus, type CriRuntime, type AttachRequest, type ExecRequest, type ExecSyncResponse, type Image, type ImageSpec, type PodSandbox, type PodSandboxStatus, type RuntimeCondition, type VersionResponse } from './types.js';
+import {
+  CriError,
+  type Container,
+  type ContainerStatus,
+  type CriRuntime,
+  type AttachRequest,
+  type ExecRequest,
+  type ExecSyncResponse,
+  type Image,
+  type ImageSpec,
+  type PodSandbox,
+  type PodSandboxStatus,
+  type RuntimeCondition,
+  type VersionResponse,
+} from './types.js';
 
 export type CriServer = grpc.Server;
 
@@ -133,14 +147,12 @@ export class GrpcRuntime implements CriRuntime {
 export async function serveCri(runtime: CriRuntime, endpoint: string): Promise<CriServer> {
   const { Runtime, Image } = services();
   const server = new grpc.Server();
-  const wrap =
-    (fn: (req: any) => Promise<unknown>) =>
-    (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => {
-      fn(call.request).then(
-        (res) => cb(null, res ?? {}),
-        (e: unknown) => cb({ code: e instanceof CriError ? e.code : grpc.status.UNKNOWN, details: (e as Error).message } as grpc.ServiceError),
-      );
-    };
+  const wrap = (fn: (req: any) => Promise<unknown>) => (call: grpc.ServerUnaryCall<any, any>, cb: grpc.sendUnaryData<any>) => {
+    fn(call.request).then(
+      (res) => cb(null, res ?? {}),
+      (e: unknown) => cb({ code: e instanceof CriError ? e.code : grpc.status.UNKNOWN, details: (e as Error).message } as grpc.ServiceError),
+    );
+  };
   const r = runtime;
   server.addService(Runtime.service, {
     Version: wrap(() => r.version()),

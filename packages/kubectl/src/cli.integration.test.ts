@@ -17,7 +17,10 @@ before(async () => {
   const admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: ${env.url}, certificate-authority-data: ${b64(env.pki!.caPem)}}\nusers:\n- name: u\n  user: {client-certificate-data: ${b64(admin.certPem)}, client-key-data: ${b64(admin.keyPem)}}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n`);
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: ${env.url}, certificate-authority-data: ${b64(env.pki!.caPem)}}\nusers:\n- name: u\n  user: {client-certificate-data: ${b64(admin.certPem)}, client-key-data: ${b64(admin.keyPem)}}\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: default}\ncurrent-context: x\n`,
+  );
 });
 after(async () => {
   await env?.stop();
@@ -27,13 +30,20 @@ after(async () => {
 async function k(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
   let err = '';
-  const code = await run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...argv], { out: (s) => (out += s), err: (s) => (err += s), env: { HOME: dir } });
+  const code = await run(['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...argv], {
+    out: (s) => (out += s),
+    err: (s) => (err += s),
+    env: { HOME: dir },
+  });
   return { code, out, err };
 }
 
 test('create -f, get as a Table / -o name / -o yaml, delete, and NotFound the kubectl way', async () => {
   const f = join(dir, 'cm.yaml');
-  writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels: {app: web}\ndata: {a: "1"}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n');
+  writeFileSync(
+    f,
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels: {app: web}\ndata: {a: "1"}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n',
+  );
   const c = await k('create', '-f', f);
   assert.equal(c.code, 0, c.err);
   assert.equal(c.out, 'configmap/settings created\ndeployment.apps/web created\n');
@@ -57,13 +67,18 @@ test('client-side validation fails before any request (no server listens at all)
   const f = join(dir, 'bad.yaml');
   writeFileSync(f, 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: -3}\n');
   let err = '';
-  const code = await run(['create', '-f', f, '--server', `https://127.0.0.1:${await freePort()}`, '--kubeconfig', kubeconfig], { out: () => undefined, err: (s) => (err += s), env: { HOME: dir } });
+  const code = await run(['create', '-f', f, '--server', `https://127.0.0.1:${await freePort()}`, '--kubeconfig', kubeconfig], {
+    out: () => undefined,
+    err: (s) => (err += s),
+    env: { HOME: dir },
+  });
   assert.equal(code, 1);
   assert.match(err, /spec\.replicas: Invalid value: -3: must be greater than or equal to 0/);
 });
 
 test('apply -f twice with an edited manifest (image changed, an env var removed): created, configured, unchanged; --server-side', async () => {
-  const manifest = (image: string, env: string) => `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: app}}\n  template:\n    metadata: {labels: {app: app}}\n    spec:\n      containers:\n      - name: c\n        image: ${image}\n        ports: [{containerPort: 80}]\n        env: [${env}]\n`;
+  const manifest = (image: string, env: string) =>
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: app}}\n  template:\n    metadata: {labels: {app: app}}\n    spec:\n      containers:\n      - name: c\n        image: ${image}\n        ports: [{containerPort: 80}]\n        env: [${env}]\n`;
   const f = join(dir, 'app.yaml');
   writeFileSync(f, manifest('nginx:1.25', '{name: A, value: "1"}, {name: B, value: "2"}'));
   assert.equal((await k('apply', '-f', f)).out, 'deployment.apps/app created\n');
@@ -97,7 +112,10 @@ test('run, scale, label, annotate', async () => {
   assert.deepEqual(pod.spec.containers[0].env, [{ name: 'GREETING', value: 'hi' }]);
   assert.match((await k('run', 'Bad_Name', '--image=busybox')).err, /metadata\.name: Invalid value: "Bad_Name"/);
   const f = join(dir, 'd.yaml');
-  writeFileSync(f, 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: scaled}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: s}}\n  template:\n    metadata: {labels: {app: s}}\n    spec: {containers: [{name: c, image: nginx}]}\n');
+  writeFileSync(
+    f,
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: scaled}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: s}}\n  template:\n    metadata: {labels: {app: s}}\n    spec: {containers: [{name: c, image: nginx}]}\n',
+  );
   await k('create', '-f', f);
   assert.equal((await k('scale', 'deployment/scaled', '--replicas=4')).out, 'deployment.apps/scaled scaled\n');
   assert.equal(JSON.parse((await k('get', 'deploy', 'scaled', '-o', 'json')).out).spec.replicas, 4);
@@ -123,7 +141,10 @@ test('create <generator>: namespace, configmap --from-literal, secret generic, s
   const sec = JSON.parse((await k('get', 'secret', 'pw', '-n', 'gen', '-o', 'json')).out);
   assert.equal(Buffer.from(sec.data.password, 'base64').toString(), 's3cret');
   const d = JSON.parse((await k('get', 'deploy', 'web', '-n', 'gen', '-o', 'json')).out);
-  assert.deepEqual([d.spec.replicas, d.spec.selector.matchLabels, d.spec.template.spec.containers[0].name, d.spec.template.spec.containers[0].ports], [3, { app: 'web' }, 'nginx', [{ containerPort: 80, protocol: 'TCP' }]]);
+  assert.deepEqual(
+    [d.spec.replicas, d.spec.selector.matchLabels, d.spec.template.spec.containers[0].name, d.spec.template.spec.containers[0].ports],
+    [3, { app: 'web' }, 'nginx', [{ containerPort: 80, protocol: 'TCP' }]],
+  );
   const both = (await k('get', 'deploy,cm', '-n', 'gen')).out;
   assert.match(both, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\ndeployment\.apps\/web\s+0\/3/);
   assert.match(both, /\n\nNAME\s+DATA\s+AGE\nconfigmap\/cfg\s+2\s/);
@@ -136,7 +157,12 @@ test('bin/kubectl, the shim users run: a bundle rebuilt from the sources, the sa
   const bin = fileURLToPath(new URL('../../../bin/kubectl', import.meta.url));
   const sh = (...args: string[]) =>
     new Promise<{ code: number; out: string; err: string }>((resolve) =>
-      execFile(bin, [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(dir, 'bin-cache')}`, ...args], { env: { ...process.env, HOME: dir, KUBECONFIG: '' } }, (e, out, err) => resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out, err })),
+      execFile(
+        bin,
+        [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(dir, 'bin-cache')}`, ...args],
+        { env: { ...process.env, HOME: dir, KUBECONFIG: '' } },
+        (e, out, err) => resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, out, err }),
+      ),
     );
   const ns = await sh('get', 'namespace', 'default', '-o', 'name');
   assert.equal(ns.code, 0, ns.err);
@@ -158,16 +184,27 @@ test('--as and --as-group: impersonation headers, one per group; auth whoami and
 
 test('get --ignore-not-found and --sort-by; -n against a manifest namespace; patch --dry-run=client changes nothing; --validate=false', async () => {
   assert.deepEqual(await k('get', 'configmap', 'nope', '--ignore-not-found'), { code: 0, out: '', err: '' });
-  for (const [name, n] of [['zeta', '3'], ['alpha', '1'], ['mid', '2']] as const) await k('create', 'configmap', `sort-${name}`, `--from-literal=n=${n}`);
+  for (const [name, n] of [
+    ['zeta', '3'],
+    ['alpha', '1'],
+    ['mid', '2'],
+  ] as const)
+    await k('create', 'configmap', `sort-${name}`, `--from-literal=n=${n}`);
   const byName = (await k('get', 'configmaps', '--sort-by=.metadata.name', '-o', 'name')).out.split('\n').filter((l) => l.includes('sort-'));
   assert.deepEqual(byName, ['configmap/sort-alpha', 'configmap/sort-mid', 'configmap/sort-zeta']);
-  const byData = (await k('get', 'configmaps', '--sort-by={.data.n}')).out.split('\n').filter((l) => l.startsWith('sort-')).map((l) => l.split(/\s+/)[0]);
+  const byData = (await k('get', 'configmaps', '--sort-by={.data.n}')).out
+    .split('\n')
+    .filter((l) => l.startsWith('sort-'))
+    .map((l) => l.split(/\s+/)[0]);
   assert.deepEqual(byData, ['sort-alpha', 'sort-mid', 'sort-zeta']);
   const f = join(dir, 'ns.yaml');
   writeFileSync(f, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nsx, namespace: kube-public}\n');
   const mismatch = await k('apply', '-f', f, '-n', 'default');
   assert.equal(mismatch.code, 1);
-  assert.equal(mismatch.err, `error: the namespace from the provided object "kube-public" does not match the namespace "default". You must pass '--namespace=kube-public' to perform this operation.\n`);
+  assert.equal(
+    mismatch.err,
+    `error: the namespace from the provided object "kube-public" does not match the namespace "default". You must pass '--namespace=kube-public' to perform this operation.\n`,
+  );
   const dry = await k('patch', 'configmap', 'sort-mid', '--type=merge', '-p', '{"data":{"n":"9"}}', '--dry-run=client');
   assert.equal(dry.out, 'configmap/sort-mid patched (client dry run)\n');
   assert.equal(JSON.parse((await k('get', 'cm', 'sort-mid', '-o', 'json')).out).data.n, '2');
@@ -198,7 +235,8 @@ test('replace -f puts the object as written; --force deletes and creates it agai
 
 test('diff -f: a unified diff of live and dry-run-merged objects, exit 1 on differences and 0 without; nothing changes', async () => {
   const f = join(dir, 'diff.yaml');
-  const manifest = (replicas: number) => `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: differ}\nspec:\n  replicas: ${replicas}\n  selector: {matchLabels: {app: differ}}\n  template:\n    metadata: {labels: {app: differ}}\n    spec: {containers: [{name: c, image: nginx}]}\n`;
+  const manifest = (replicas: number) =>
+    `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: differ}\nspec:\n  replicas: ${replicas}\n  selector: {matchLabels: {app: differ}}\n  template:\n    metadata: {labels: {app: differ}}\n    spec: {containers: [{name: c, image: nginx}]}\n`;
   writeFileSync(f, manifest(2));
   const fresh = await k('diff', '-f', f);
   assert.equal(fresh.code, 1, fresh.err);

@@ -4,7 +4,20 @@ import { columns, parseArgs } from './cli.js';
 import { validateManifest } from './validate.js';
 
 test('flags in every spelling; unknown flags are usage errors', () => {
-  const { g, args } = parseArgs(['get', 'pods', '-n', 'kube-system', '--selector=app=web', '-o', 'wide', '-A', '--kubeconfig=/x', '-f', 'a.yaml', '--filename=b.yaml']);
+  const { g, args } = parseArgs([
+    'get',
+    'pods',
+    '-n',
+    'kube-system',
+    '--selector=app=web',
+    '-o',
+    'wide',
+    '-A',
+    '--kubeconfig=/x',
+    '-f',
+    'a.yaml',
+    '--filename=b.yaml',
+  ]);
   assert.deepEqual(args, ['get', 'pods']);
   assert.equal(g.namespace, 'kube-system');
   assert.equal(g.selector, 'app=web');
@@ -17,14 +30,26 @@ test('flags in every spelling; unknown flags are usage errors', () => {
 });
 
 test('columns pad like kubectl (three spaces), the last column unpadded', () => {
-  assert.equal(columns([['NAME', 'READY'], ['web-1', '1/1']]), 'NAME    READY\nweb-1   1/1\n');
+  assert.equal(
+    columns([
+      ['NAME', 'READY'],
+      ['web-1', '1/1'],
+    ]),
+    'NAME    READY\nweb-1   1/1\n',
+  );
 });
 
 test('client-side validation: kind, apiVersion, names, negative replicas', () => {
   assert.throws(() => validateManifest({ kind: 'Pod', metadata: { name: 'x' } }, 'f.yaml'), /apiVersion not set/);
   assert.throws(() => validateManifest({ apiVersion: 'v1', metadata: { name: 'x' } }, 'f.yaml'), /kind not set/);
-  assert.throws(() => validateManifest({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' } }, 'f.yaml'), /metadata\.name: Invalid value: "Bad_Name"/);
-  assert.throws(() => validateManifest({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: -1 } }, 'f.yaml'), /spec\.replicas: Invalid value: -1/);
+  assert.throws(
+    () => validateManifest({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' } }, 'f.yaml'),
+    /metadata\.name: Invalid value: "Bad_Name"/,
+  );
+  assert.throws(
+    () => validateManifest({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: -1 } }, 'f.yaml'),
+    /spec\.replicas: Invalid value: -1/,
+  );
   validateManifest({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ok' } }, 'f.yaml');
 });
 
@@ -38,11 +63,34 @@ import { join } from 'node:path';
 import { run } from './cli.js';
 
 test('image references: registries, ports, tags and digests pass; upper case, spaces and empty tags fail', () => {
-  for (const ok of ['nginx', 'nginx:1.27', 'docker.io/library/nginx:latest', '127.0.0.1:5000/team/app:v1', 'ghcr.io/a/b@sha256:' + 'a'.repeat(64), 'busybox:1.36-glibc']) assert.equal(imageReferenceError(ok), undefined, ok);
+  for (const ok of [
+    'nginx',
+    'nginx:1.27',
+    'docker.io/library/nginx:latest',
+    '127.0.0.1:5000/team/app:v1',
+    'ghcr.io/a/b@sha256:' + 'a'.repeat(64),
+    'busybox:1.36-glibc',
+  ])
+    assert.equal(imageReferenceError(ok), undefined, ok);
   assert.match(imageReferenceError('NGINX')!, /repository name must be lowercase/);
   for (const bad of ['nginx:', 'nginx::1', 'ngi nx', ' nginx', 'nginx@sha256:xyz', '']) assert.ok(imageReferenceError(bad), bad);
-  assert.throws(() => validateManifest({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { template: { spec: { containers: [{ name: 'c', image: 'Nginx:latest' }] } } } }, 'f.yaml'), /spec\.template\.spec\.containers\[0\]\.image: Invalid value: "Nginx:latest": invalid reference format/);
-  assert.throws(() => validateManifest({ apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'd' } }, 'f.yaml'), /no matches for kind "Deploymnet" in version "apps\/v1"/);
+  assert.throws(
+    () =>
+      validateManifest(
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'd' },
+          spec: { template: { spec: { containers: [{ name: 'c', image: 'Nginx:latest' }] } } },
+        },
+        'f.yaml',
+      ),
+    /spec\.template\.spec\.containers\[0\]\.image: Invalid value: "Nginx:latest": invalid reference format/,
+  );
+  assert.throws(
+    () => validateManifest({ apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'd' } }, 'f.yaml'),
+    /no matches for kind "Deploymnet" in version "apps\/v1"/,
+  );
   // A group kubeling does not build in is left to discovery (a CRD may serve it).
   validateManifest({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }, 'f.yaml');
 });
@@ -60,23 +108,40 @@ test('run generators: flags pick the kind as older kubectl did; --generator wins
 test('wait --for parsing and conditions (observedGeneration respected)', () => {
   assert.deepEqual(parseFor('condition=Available'), { t: 'condition', type: 'Available', status: 'true' });
   assert.deepEqual(parseFor('condition=Ready=false'), { t: 'condition', type: 'Ready', status: 'false' });
-  assert.deepEqual(parseFor("jsonpath={.status.phase}=Running"), { t: 'jsonpath', expr: '{.status.phase}', value: 'Running' });
+  assert.deepEqual(parseFor('jsonpath={.status.phase}=Running'), { t: 'jsonpath', expr: '{.status.phase}', value: 'Running' });
   assert.deepEqual(parseFor('delete'), { t: 'delete' });
   assert.throws(() => parseFor('bogus'), /unrecognized condition/);
   const pod = { metadata: { generation: 2 }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } };
   assert.equal(conditionMet(parseFor('condition=Ready'), pod), true);
   assert.equal(conditionMet(parseFor('condition=ready=False'), pod), false);
   assert.equal(conditionMet(parseFor('jsonpath={.status.phase}=Running'), pod), true);
-  assert.equal(conditionMet(parseFor('condition=Ready'), { ...pod, status: { conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1 }] } }), false);
+  assert.equal(
+    conditionMet(parseFor('condition=Ready'), { ...pod, status: { conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1 }] } }),
+    false,
+  );
   assert.equal(conditionMet(parseFor('delete'), undefined), true);
 });
 
 test('rollout status messages follow upstream DeploymentStatusViewer', () => {
-  const d = (status: object, generation = 1) => ({ kind: 'Deployment', metadata: { name: 'web', generation }, spec: { replicas: 3 }, status: { observedGeneration: 1, ...status } });
+  const d = (status: object, generation = 1) => ({
+    kind: 'Deployment',
+    metadata: { name: 'web', generation },
+    spec: { replicas: 3 },
+    status: { observedGeneration: 1, ...status },
+  });
   assert.equal(rolloutStatus(d({}, 2))[0], 'Waiting for deployment spec update to be observed...\n');
-  assert.equal(rolloutStatus(d({ updatedReplicas: 1, replicas: 3 }))[0], 'Waiting for deployment "web" rollout to finish: 1 out of 3 new replicas have been updated...\n');
-  assert.equal(rolloutStatus(d({ updatedReplicas: 3, replicas: 4 }))[0], 'Waiting for deployment "web" rollout to finish: 1 old replicas are pending termination...\n');
-  assert.equal(rolloutStatus(d({ updatedReplicas: 3, replicas: 3, availableReplicas: 2 }))[0], 'Waiting for deployment "web" rollout to finish: 2 of 3 updated replicas are available...\n');
+  assert.equal(
+    rolloutStatus(d({ updatedReplicas: 1, replicas: 3 }))[0],
+    'Waiting for deployment "web" rollout to finish: 1 out of 3 new replicas have been updated...\n',
+  );
+  assert.equal(
+    rolloutStatus(d({ updatedReplicas: 3, replicas: 4 }))[0],
+    'Waiting for deployment "web" rollout to finish: 1 old replicas are pending termination...\n',
+  );
+  assert.equal(
+    rolloutStatus(d({ updatedReplicas: 3, replicas: 3, availableReplicas: 2 }))[0],
+    'Waiting for deployment "web" rollout to finish: 2 of 3 updated replicas are available...\n',
+  );
   assert.deepEqual(rolloutStatus(d({ updatedReplicas: 3, replicas: 3, availableReplicas: 3 })), ['deployment "web" successfully rolled out\n', true]);
 });
 
@@ -84,7 +149,10 @@ test('config: get-contexts, use-context and set-context --current --namespace wr
   const dir = mkdtempSync(join(tmpdir(), 'kubectl-config-'));
   const a = join(dir, 'a');
   const b = join(dir, 'b');
-  writeFileSync(a, 'apiVersion: v1\nkind: Config\nclusters:\n- name: c1\n  cluster: {server: "https://127.0.0.1:1", certificate-authority-data: Zm9v}\nusers:\n- name: u1\n  user: {token: secret-token}\ncontexts:\n- name: one\n  context: {cluster: c1, user: u1}\ncurrent-context: one\n');
+  writeFileSync(
+    a,
+    'apiVersion: v1\nkind: Config\nclusters:\n- name: c1\n  cluster: {server: "https://127.0.0.1:1", certificate-authority-data: Zm9v}\nusers:\n- name: u1\n  user: {token: secret-token}\ncontexts:\n- name: one\n  context: {cluster: c1, user: u1}\ncurrent-context: one\n',
+  );
   writeFileSync(b, 'apiVersion: v1\nkind: Config\ncontexts:\n- name: two\n  context: {cluster: c1, user: u1, namespace: ns2}\n');
   const env = { HOME: dir, KUBECONFIG: `${a}:${b}` };
   const k = async (...argv: string[]) => {
@@ -93,7 +161,10 @@ test('config: get-contexts, use-context and set-context --current --namespace wr
     const code = await run(argv, { out: (s) => (out += s), err: (s) => (err += s), env });
     return { code, out, err };
   };
-  assert.equal((await k('config', 'get-contexts')).out, 'CURRENT   NAME   CLUSTER   AUTHINFO   NAMESPACE\n*         one    c1        u1\n          two    c1        u1         ns2\n');
+  assert.equal(
+    (await k('config', 'get-contexts')).out,
+    'CURRENT   NAME   CLUSTER   AUTHINFO   NAMESPACE\n*         one    c1        u1\n          two    c1        u1         ns2\n',
+  );
   assert.equal((await k('config', 'current-context')).out, 'one\n');
   const view = (await k('config', 'view')).out;
   assert.match(view, /certificate-authority-data: DATA\+OMITTED/);

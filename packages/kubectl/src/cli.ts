@@ -38,7 +38,12 @@ const COMMANDS: Record<string, Command> = {
   'cluster-info': clusterInfo,
   get,
   describe,
-  create: (ctx, args) => (ctx.g.filenames.length ? createFromFiles(ctx) : args.length ? createGenerator(ctx, args) : Promise.reject(new UsageError('error: must specify one of -f and -k'))),
+  create: (ctx, args) =>
+    ctx.g.filenames.length
+      ? createFromFiles(ctx)
+      : args.length
+        ? createGenerator(ctx, args)
+        : Promise.reject(new UsageError('error: must specify one of -f and -k')),
   apply,
   diff,
   replace,
@@ -106,7 +111,9 @@ function report(io: IO, e: unknown): number {
   }
   const code = (e as NodeJS.ErrnoException).code;
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'ETIMEDOUT') {
-    io.err(`The connection to the server ${(e as { address?: string; port?: number }).address ?? ''}${(e as { port?: number }).port ? `:${(e as { port?: number }).port}` : ''} was refused - did you specify the right host or port?\n`);
+    io.err(
+      `The connection to the server ${(e as { address?: string; port?: number }).address ?? ''}${(e as { port?: number }).port ? `:${(e as { port?: number }).port}` : ''} was refused - did you specify the right host or port?\n`,
+    );
     return 1;
   }
   io.err(`error: ${msg}\n`);

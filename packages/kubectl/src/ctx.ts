@@ -54,7 +54,16 @@ export class Ctx {
     if (!this.configInstance) {
       const g = this.g;
       const kc = loadKubeConfig({ explicitPath: g.kubeconfig, env: this.io.env });
-      this.configInstance = resolveClientConfig(kc, { context: g.context, cluster: g.cluster, user: g.user, server: g.server, token: g.token, namespace: g.namespace, as: g.as, ...(g.asGroup.length ? { asGroups: g.asGroup } : {}) });
+      this.configInstance = resolveClientConfig(kc, {
+        context: g.context,
+        cluster: g.cluster,
+        user: g.user,
+        server: g.server,
+        token: g.token,
+        namespace: g.namespace,
+        as: g.as,
+        ...(g.asGroup.length ? { asGroups: g.asGroup } : {}),
+      });
       if (g.insecureSkipTlsVerify) this.configInstance = { ...this.configInstance, insecureSkipTLSVerify: true };
     }
     return this.configInstance;
@@ -78,7 +87,8 @@ export class Ctx {
   /** Whether client-side validation runs (`--validate=false|ignore` turns it off, as in kubectl). */
   get validating(): boolean {
     const v = this.g.validate ?? 'strict';
-    if (!['true', 'false', 'strict', 'warn', 'ignore'].includes(v)) throw new UsageError(`error: invalid - validate option "${v}"; must be one of: strict (or true), warn, ignore (or false)`);
+    if (!['true', 'false', 'strict', 'warn', 'ignore'].includes(v))
+      throw new UsageError(`error: invalid - validate option "${v}"; must be one of: strict (or true), warn, ignore (or false)`);
     return v !== 'false' && v !== 'ignore';
   }
 
@@ -86,7 +96,9 @@ export class Ctx {
   checkNamespace(obj: KubeObject): void {
     const own = obj.metadata?.namespace;
     if (this.g.namespace !== undefined && own !== undefined && own !== this.g.namespace) {
-      throw new UsageError(`error: the namespace from the provided object "${own}" does not match the namespace "${this.g.namespace}". You must pass '--namespace=${own}' to perform this operation.`);
+      throw new UsageError(
+        `error: the namespace from the provided object "${own}" does not match the namespace "${this.g.namespace}". You must pass '--namespace=${own}' to perform this operation.`,
+      );
     }
   }
 
@@ -146,7 +158,10 @@ export class Ctx {
   /** The mapping of a manifest's (or a generated object's) apiVersion and kind; strings that are not there match nothing. */
   async mappingFor(obj: JsonObject, source: string): Promise<Mapping> {
     const m = await this.discovery.forKind(asString(obj.apiVersion) ?? '', asString(obj.kind) ?? '');
-    if (!m) throw new UsageError(`error: resource mapping not found for name: "${nested(obj, 'metadata', 'name')}" namespace: "${nested(obj, 'metadata', 'namespace') ?? ''}" from "${source}": no matches for kind "${obj.kind}" in version "${obj.apiVersion}"\nensure CRDs are installed first`);
+    if (!m)
+      throw new UsageError(
+        `error: resource mapping not found for name: "${nested(obj, 'metadata', 'name')}" namespace: "${nested(obj, 'metadata', 'namespace') ?? ''}" from "${source}": no matches for kind "${obj.kind}" in version "${obj.apiVersion}"\nensure CRDs are installed first`,
+      );
     return m;
   }
 
@@ -181,7 +196,8 @@ export class Ctx {
         const obj: unknown = doc.toJS();
         if (obj === null || obj === undefined) continue;
         if (!isObject(obj)) throw new UsageError(`error: error validating "${source}": error validating data: invalid object to validate`);
-        if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items)) for (const item of obj.items as unknown[]) out.push({ obj: asManifest(item), source });
+        if (typeof obj.kind === 'string' && obj.kind.endsWith('List') && Array.isArray(obj.items))
+          for (const item of obj.items as unknown[]) out.push({ obj: asManifest(item), source });
         else out.push({ obj: asManifest(obj), source });
       }
     }
@@ -201,7 +217,10 @@ export class Ctx {
       }
       return out;
     }
-    if (!args.length) throw new UsageError('error: You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   \'-f rsrc.yaml\'\n   \'--filename=rsrc.json\'\n   \'<resource> <name>\'\n   \'<resource>\'');
+    if (!args.length)
+      throw new UsageError(
+        "error: You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'",
+      );
     const ns = this.g.allNamespaces ? undefined : this.ns;
     if (args.every((a) => a.includes('/'))) {
       for (const a of args) {

@@ -89,7 +89,11 @@ function fromAggregated(doc: APIGroupDiscoveryList): { groups: APIGroup[]; mappi
     const versions = g.versions ?? [];
     if (!versions.length) continue;
     const gv = (v: string) => (group ? `${group}/${v}` : v);
-    groups.push({ name: group, versions: versions.map((v) => ({ groupVersion: gv(v.version), version: v.version })), preferredVersion: { groupVersion: gv(versions[0]!.version), version: versions[0]!.version } });
+    groups.push({
+      name: group,
+      versions: versions.map((v) => ({ groupVersion: gv(v.version), version: v.version })),
+      preferredVersion: { groupVersion: gv(versions[0]!.version), version: versions[0]!.version },
+    });
     const v = versions[0]!;
     for (const r of v.resources ?? []) {
       const base: Mapping = {
@@ -123,7 +127,10 @@ function fromAggregated(doc: APIGroupDiscoveryList): { groups: APIGroup[]; mappi
 
 /** kubectl's cache folder for a server: the host without its scheme, odd characters as `_`. */
 export function cacheHostDir(server: string): string {
-  return server.replace('https://', '').replace('http://', '').replace(/[^(\w/.)]/g, '_');
+  return server
+    .replace('https://', '')
+    .replace('http://', '')
+    .replace(/[^(\w/.)]/g, '_');
 }
 
 function toResourceList(groupVersion: string, ms: Mapping[]): APIResourceList {
@@ -206,7 +213,16 @@ export class Discovery {
         const pv = g.preferredVersion;
         const gvDir = join(dir, ...String(pv.groupVersion).split('/'));
         mkdirSync(gvDir, { recursive: true, mode: 0o750 });
-        writeFileSync(join(gvDir, 'serverresources.json'), JSON.stringify(toResourceList(pv.groupVersion, mappings.filter((m) => m.group === g.name && m.version === pv.version))), { mode: 0o660 });
+        writeFileSync(
+          join(gvDir, 'serverresources.json'),
+          JSON.stringify(
+            toResourceList(
+              pv.groupVersion,
+              mappings.filter((m) => m.group === g.name && m.version === pv.version),
+            ),
+          ),
+          { mode: 0o660 },
+        );
       }
     } catch {
       // A cache that cannot be written only costs a request next time, as in kubectl.
@@ -219,7 +235,10 @@ export class Discovery {
       const cached = this.readCache();
       if (cached) return (this.mappings = cached);
     }
-    const [core, groups] = await Promise.all([this.client.request<APIGroupDiscoveryList>({ path: '/api', accept: AGG }), this.client.request<APIGroupDiscoveryList>({ path: '/apis', accept: AGG })]);
+    const [core, groups] = await Promise.all([
+      this.client.request<APIGroupDiscoveryList>({ path: '/api', accept: AGG }),
+      this.client.request<APIGroupDiscoveryList>({ path: '/apis', accept: AGG }),
+    ]);
     const a = fromAggregated(core);
     const b = fromAggregated(groups);
     this.mappings = [...a.mappings, ...b.mappings];

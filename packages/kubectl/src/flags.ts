@@ -284,7 +284,8 @@ export function parseArgs(argv: string[]): { g: Flags; args: string[]; dashArgs:
     }
     if (cmd === 'patch' && flag === '-p') flag = '--patch';
     const def = defs.get(flag);
-    if (!def) throw new UsageError(`unknown ${flag.startsWith('--') ? 'flag' : 'shorthand flag'}: ${flag.startsWith('--') ? flag : `'${flag.slice(1)}' in ${a}`}`);
+    if (!def)
+      throw new UsageError(`unknown ${flag.startsWith('--') ? 'flag' : 'shorthand flag'}: ${flag.startsWith('--') ? flag : `'${flag.slice(1)}' in ${a}`}`);
     if (def.kind === 'bool') {
       if (inline !== undefined && !flag.startsWith('--') && a[2] !== '=') {
         // `-Aw`: the rest are more boolean shorthands.

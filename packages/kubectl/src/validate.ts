@@ -5,7 +5,15 @@
  * Kinds of groups kubeling does not build in (CRDs) are left to discovery.
  */
 import { findByKind, parseApiVersion, resources } from '@kubeling/api';
-import { isDNS1123Label, isValidLabelValue, isQualifiedName, nameIsDNS1035Label, nameIsDNSLabel, nameIsDNSSubdomain, type NameValidator } from '@kubeling/apimachinery';
+import {
+  isDNS1123Label,
+  isValidLabelValue,
+  isQualifiedName,
+  nameIsDNS1035Label,
+  nameIsDNSLabel,
+  nameIsDNSSubdomain,
+  type NameValidator,
+} from '@kubeling/apimachinery';
 import { UsageError } from './flags.js';
 import { asList, asObject, nested, type JsonObject } from './json.js';
 
@@ -20,12 +28,15 @@ const NAME_RULES: Record<string, NameValidator> = { Namespace: nameIsDNSLabel, S
  */
 const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
 const DOMAIN = '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?';
-const REFERENCE = new RegExp(`^(?:${DOMAIN}/)?${COMPONENT}(?:/${COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`);
+const REFERENCE = new RegExp(
+  `^(?:${DOMAIN}/)?${COMPONENT}(?:/${COMPONENT})*(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`,
+);
 
 export function imageReferenceError(image: unknown): string | undefined {
   if (typeof image !== 'string' || image === '') return 'Required value';
   if (image !== image.trim()) return 'must not have leading or trailing whitespace';
-  if (image.length > 255 || !REFERENCE.test(image)) return 'invalid reference format' + (/[A-Z]/.test(image.split('/').pop()!.split(/[:@]/)[0]!) ? ': repository name must be lowercase' : '');
+  if (image.length > 255 || !REFERENCE.test(image))
+    return 'invalid reference format' + (/[A-Z]/.test(image.split('/').pop()!.split(/[:@]/)[0]!) ? ': repository name must be lowercase' : '');
   return undefined;
 }
 
@@ -55,13 +66,18 @@ export function validateManifest(obj: JsonObject, source: string): void {
   const m = asObject(meta);
   if (BUILTIN_GROUPS.has(apiVersion)) {
     const { group, version } = parseApiVersion(apiVersion);
-    if (!findByKind(group, version, kind)) throw new UsageError(`error: resource mapping not found for name: "${m?.name ?? ''}" namespace: "${m?.namespace ?? ''}" from "${source}": no matches for kind "${kind}" in version "${apiVersion}"\nensure CRDs are installed first`);
+    if (!findByKind(group, version, kind))
+      throw new UsageError(
+        `error: resource mapping not found for name: "${m?.name ?? ''}" namespace: "${m?.namespace ?? ''}" from "${source}": no matches for kind "${kind}" in version "${apiVersion}"\nensure CRDs are installed first`,
+      );
   }
   if (meta !== undefined && (typeof meta !== 'object' || Array.isArray(meta))) fail('metadata must be an object');
   const name = m?.name;
   if (!name && !m?.generateName) throw new UsageError(`error: error when creating "${source}": resource name may not be empty`);
   const invalid = (field: string, value: unknown, msg: string) => {
-    throw new UsageError(`error: error validating "${source}": ${kind} "${name ?? m?.generateName}" is invalid: ${field}: Invalid value: ${JSON.stringify(value)}: ${msg}`);
+    throw new UsageError(
+      `error: error validating "${source}": ${kind} "${name ?? m?.generateName}" is invalid: ${field}: Invalid value: ${JSON.stringify(value)}: ${msg}`,
+    );
   };
   if (name !== undefined) {
     if (typeof name !== 'string') fail('metadata.name must be a string');
@@ -79,7 +95,8 @@ export function validateManifest(obj: JsonObject, source: string): void {
     if (ev.length) invalid('metadata.labels', v, ev.join(', '));
   }
   const replicas = nested(obj, 'spec', 'replicas');
-  if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas))) fail(`spec.replicas: expected an integer, got ${JSON.stringify(replicas)}`);
+  if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas)))
+    fail(`spec.replicas: expected an integer, got ${JSON.stringify(replicas)}`);
   if (typeof replicas === 'number' && replicas < 0) invalid('spec.replicas', replicas, 'must be greater than or equal to 0');
   for (const [at, spec] of podSpecs(obj)) {
     for (const list of ['initContainers', 'containers'] as const) {
@@ -96,7 +113,8 @@ export function validateManifest(obj: JsonObject, source: string): void {
         if (imgErr) invalid(`${p}.image`, c.image ?? '', imgErr);
         for (const [j, port] of asList(c.ports).entries()) {
           const n = nested(port, 'containerPort');
-          if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535) invalid(`${p}.ports[${j}].containerPort`, n, 'must be between 1 and 65535, inclusive');
+          if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 65535)
+            invalid(`${p}.ports[${j}].containerPort`, n, 'must be between 1 and 65535, inclusive');
         }
       });
     }

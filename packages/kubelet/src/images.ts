@@ -18,8 +18,16 @@ export async function ensureImage(d: PodDeps, pod: Pod, c: Container, sbConfig: 
   const uid = pod.metadata.uid!;
   const image = String(c.image ?? '');
   if (!parseImageRef(image)) {
-    state.waiting.set(`${uid}/${c.name}`, { reason: 'InvalidImageName', message: `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format` });
-    void o.recorder.event(pod, 'Warning', 'InspectFailed', `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`);
+    state.waiting.set(`${uid}/${c.name}`, {
+      reason: 'InvalidImageName',
+      message: `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
+    });
+    void o.recorder.event(
+      pod,
+      'Warning',
+      'InspectFailed',
+      `Failed to apply default image tag "${image}": couldn't parse image name "${image}": invalid reference format`,
+    );
     return false;
   }
   const policy = pullPolicy(c);

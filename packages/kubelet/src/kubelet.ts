@@ -78,7 +78,10 @@ export class Kubelet {
       ...(o.leaseDurationSeconds ? { leaseDurationSeconds: o.leaseDurationSeconds } : {}),
       ...(o.statusUpdateMs ? { statusUpdateMs: o.statusUpdateMs } : {}),
     });
-    const recorder = new EventRecorder(new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: `kubelet/v1.32.0 (kubeling) ${o.nodeName}` }), { component: 'kubelet', host: o.nodeName });
+    const recorder = new EventRecorder(
+      new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: `kubelet/v1.32.0 (kubeling) ${o.nodeName}` }),
+      { component: 'kubelet', host: o.nodeName },
+    );
     this.pods = new PodManager({
       nodeName: o.nodeName,
       nodeIP,
@@ -94,8 +97,19 @@ export class Kubelet {
     });
     collectDefaultMetrics({ register: this.metrics });
     const self = this;
-    new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [this.metrics], collect() { this.set(self.pods.podCount); } });
-    this.plegRelist = new Counter({ name: 'kubelet_pleg_relist_total', help: 'Relists of the runtime by the pod lifecycle event generator.', registers: [this.metrics] });
+    new Gauge({
+      name: 'kubelet_running_pods',
+      help: 'Number of pods that have a running pod sandbox',
+      registers: [this.metrics],
+      collect() {
+        this.set(self.pods.podCount);
+      },
+    });
+    this.plegRelist = new Counter({
+      name: 'kubelet_pleg_relist_total',
+      help: 'Relists of the runtime by the pod lifecycle event generator.',
+      registers: [this.metrics],
+    });
     this.server = new KubeletServer({
       pods: this.pods,
       runtime: this.runtime,
@@ -114,7 +128,11 @@ export class Kubelet {
     this.port = await this.server.start();
     await this.node.register();
     this.node.start();
-    this.informer = new Informer(this.client, { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.o.nodeName}` }, { onError: (e) => this.o.log.debug({ err: String(e) }, 'pod watch error') });
+    this.informer = new Informer(
+      this.client,
+      { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.o.nodeName}` },
+      { onError: (e) => this.o.log.debug({ err: String(e) }, 'pod watch error') },
+    );
     this.informer.addEventHandler({
       add: (p) => this.pods.upsert(p),
       update: (_o, p) => this.pods.upsert(p),

@@ -13,11 +13,13 @@ export async function runHook(runtime: CriRuntime, hook: LifecycleHandler, conta
   try {
     if (hook.exec) {
       const r = await runtime.execSync(containerId, hook.exec.command ?? [], 30);
-      return r.exit_code === 0 ? undefined : `command '${(hook.exec.command ?? []).join(' ')}' exited with ${r.exit_code}: ${Buffer.from(r.stderr ?? '').toString()}`;
+      return r.exit_code === 0
+        ? undefined
+        : `command '${(hook.exec.command ?? []).join(' ')}' exited with ${r.exit_code}: ${Buffer.from(r.stderr ?? '').toString()}`;
     }
     if (hook.httpGet) {
       const h = hook.httpGet;
-      const port = typeof h.port === 'number' ? h.port : (c.ports ?? []).find((p) => p.name === h.port)?.containerPort ?? Number(h.port);
+      const port = typeof h.port === 'number' ? h.port : ((c.ports ?? []).find((p) => p.name === h.port)?.containerPort ?? Number(h.port));
       const res = await fetch(`${(h.scheme ?? 'HTTP').toLowerCase()}://${h.host || podIP}:${port}${h.path ?? '/'}`, { signal: AbortSignal.timeout(30_000) });
       await res.arrayBuffer().catch(() => undefined);
       return res.status < 400 ? undefined : `HTTP lifecycle hook (${h.path ?? '/'}) for Container "${c.name}" returned status ${res.status}`;

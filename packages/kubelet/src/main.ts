@@ -71,12 +71,20 @@ async function main(): Promise<void> {
   if (!['AlwaysAllow', 'Webhook'].includes(values['authorization-mode']!)) throw new Error('--authorization-mode must be AlwaysAllow or Webhook');
   const tlsFiles = [values['tls-cert-file'], values['tls-private-key-file'], values['client-ca-file']];
   if (tlsFiles.some(Boolean) && !tlsFiles.every(Boolean)) throw new Error('--tls-cert-file, --tls-private-key-file and --client-ca-file go together');
-  const tls = tlsFiles.every(Boolean) ? { cert: readFileSync(values['tls-cert-file']!, 'utf8'), key: readFileSync(values['tls-private-key-file']!, 'utf8'), clientCA: readFileSync(values['client-ca-file']!, 'utf8') } : undefined;
+  const tls = tlsFiles.every(Boolean)
+    ? {
+        cert: readFileSync(values['tls-cert-file']!, 'utf8'),
+        key: readFileSync(values['tls-private-key-file']!, 'utf8'),
+        clientCA: readFileSync(values['client-ca-file']!, 'utf8'),
+      }
+    : undefined;
   const nodeName = values['node-name'] ?? NodeManager.defaultName();
   const log = pino({ level: values['log-level'], base: { component: 'kubelet', node: nodeName } });
   const kc = loadKubeConfig({ explicitPath: values.kubeconfig });
   const config = resolveClientConfig(kc, { server: values.master });
-  const capacity = values.capacity ? { cpu: '4', memory: '8Gi', 'ephemeral-storage': '100Gi', ...pairs(values.capacity, '--capacity'), pods: values['max-pods']! } : undefined;
+  const capacity = values.capacity
+    ? { cpu: '4', memory: '8Gi', 'ephemeral-storage': '100Gi', ...pairs(values.capacity, '--capacity'), pods: values['max-pods']! }
+    : undefined;
   const kubelet = new Kubelet({
     config,
     nodeName,

@@ -82,7 +82,13 @@ export class NodeManager {
   }
 
   private baseLabels(): Record<string, string> {
-    return { 'kubernetes.io/hostname': this.o.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(), 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch() };
+    return {
+      'kubernetes.io/hostname': this.o.nodeName,
+      'kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(),
+      'beta.kubernetes.io/os': 'linux',
+      'beta.kubernetes.io/arch': arch() === 'x64' ? 'amd64' : arch(),
+    };
   }
 
   async register(): Promise<void> {
@@ -197,7 +203,14 @@ export class NodeManager {
     const due = Date.now() - this.lastStatusAt > 60_000;
     if (!force && !due && jsonEqual(conditionsKey, this.lastStatus)) return;
     const now = rfc3339();
-    const cond = (type: string, st: string, reason: string, message: string) => ({ type, status: st, lastHeartbeatTime: now, lastTransitionTime: this.transitions.get(`${type}=${st}`) ?? this.mark(`${type}=${st}`, now), reason, message });
+    const cond = (type: string, st: string, reason: string, message: string) => ({
+      type,
+      status: st,
+      lastHeartbeatTime: now,
+      lastTransitionTime: this.transitions.get(`${type}=${st}`) ?? this.mark(`${type}=${st}`, now),
+      reason,
+      message,
+    });
     const conditions = [
       cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
       cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),

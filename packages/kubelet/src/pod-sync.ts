@@ -18,7 +18,16 @@ import type { ContainerStatus, Mount, PodSandboxConfig, PortMapping } from '@kub
 import { ensureImage } from './images.js';
 import { podVolumes, type ConfigMap, type Container, type Pod, type Secret } from './kinds.js';
 import { runHook } from './lifecycle.js';
-import { containersOf, LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID, sandboxesOf, terminalPhase, type PodDeps } from './pod-state.js';
+import {
+  containersOf,
+  LABEL_CONTAINER_NAME,
+  LABEL_POD_NAME,
+  LABEL_POD_NAMESPACE,
+  LABEL_POD_UID,
+  sandboxesOf,
+  terminalPhase,
+  type PodDeps,
+} from './pod-state.js';
 import type { PodTerminator } from './pod-termination.js';
 import { ConfigError, containerEnv, expand, type EnvSources } from './podutil.js';
 import type { StatusManager } from './status-manager.js';
@@ -139,7 +148,11 @@ export class PodSyncer {
           const res = await client.post<{ status: { token: string } }>(`/api/v1/namespaces/${pod.metadata.namespace}/serviceaccounts/${sa}/token`, {
             apiVersion: 'authentication.k8s.io/v1',
             kind: 'TokenRequest',
-            spec: { ...(audience ? { audiences: [audience] } : {}), expirationSeconds, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name, uid: pod.metadata.uid } },
+            spec: {
+              ...(audience ? { audiences: [audience] } : {}),
+              expirationSeconds,
+              boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod.metadata.name, uid: pod.metadata.uid },
+            },
           });
           return res.status.token;
         } catch (e) {
@@ -152,7 +165,9 @@ export class PodSyncer {
   private sandboxConfig(pod: Pod, attempt: number): PodSandboxConfig {
     const spec = pod.spec;
     const { name, namespace, uid } = pod.metadata as { name: string; namespace: string; uid: string };
-    const ports = (spec.containers ?? []).flatMap((c) => (c.ports ?? []).map((p) => ({ protocol: p.protocol ?? 'TCP', container_port: p.containerPort, host_port: p.hostPort ?? 0, host_ip: p.hostIP ?? '' })));
+    const ports = (spec.containers ?? []).flatMap((c) =>
+      (c.ports ?? []).map((p) => ({ protocol: p.protocol ?? 'TCP', container_port: p.containerPort, host_port: p.hostPort ?? 0, host_ip: p.hostIP ?? '' })),
+    );
     return {
       metadata: { name, uid, namespace, attempt },
       hostname: spec.hostname ?? name,
@@ -167,7 +182,8 @@ export class PodSyncer {
     const { o, state } = this.d;
     const spec = pod.spec;
     const node = { apiVersion: 'v1', kind: 'Node', metadata: { name: o.nodeName, labels: o.nodeLabels() } } as KubeObject;
-    if (!requiredNodeAffinityMatches(spec, node)) return { reason: 'NodeAffinity', message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" };
+    if (!requiredNodeAffinityMatches(spec, node))
+      return { reason: 'NodeAffinity', message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" };
     const alloc = o.allocatable();
     const used: Record<string, number> = {};
     let count = 0;
@@ -176,11 +192,15 @@ export class PodSyncer {
       count++;
       for (const [k, v] of Object.entries(podRequests(p.spec))) used[k] = (used[k] ?? 0) + v;
     }
-    if (count + 1 > (alloc.pods ?? 110)) return { reason: 'OutOfpods', message: 'Pod was rejected: Node didn\'t have enough resource: pods' };
+    if (count + 1 > (alloc.pods ?? 110)) return { reason: 'OutOfpods', message: "Pod was rejected: Node didn't have enough resource: pods" };
     for (const [k, v] of Object.entries(podRequests(spec))) {
       if (v <= 0) continue;
       const free = (alloc[k] ?? 0) - (used[k] ?? 0);
-      if (v > free) return { reason: `Out${k}`, message: `Pod was rejected: Node didn't have enough resource: ${k}, requested: ${v}, used: ${used[k] ?? 0}, capacity: ${alloc[k] ?? 0}` };
+      if (v > free)
+        return {
+          reason: `Out${k}`,
+          message: `Pod was rejected: Node didn't have enough resource: ${k}, requested: ${v}, used: ${used[k] ?? 0}, capacity: ${alloc[k] ?? 0}`,
+        };
     }
     return undefined;
   }
@@ -204,13 +224,26 @@ export class PodSyncer {
     if (!b || b.until <= now) return false;
     const { name, namespace, uid } = pod.metadata;
     const wkey = `${uid}/${container}`;
-    if (state.waiting.get(wkey)?.reason !== 'CrashLoopBackOff') void o.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${container} in pod ${name}_${namespace}(${uid})`);
-    state.waiting.set(wkey, { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(b.delay / 1000)}s restarting failed container=${container} pod=${name}_${namespace}(${uid})` });
+    if (state.waiting.get(wkey)?.reason !== 'CrashLoopBackOff')
+      void o.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${container} in pod ${name}_${namespace}(${uid})`);
+    state.waiting.set(wkey, {
+      reason: 'CrashLoopBackOff',
+      message: `back-off ${Math.round(b.delay / 1000)}s restarting failed container=${container} pod=${name}_${namespace}(${uid})`,
+    });
     this.d.trigger(pod.metadata.uid!, b.until - now + 10);
     return true;
   }
 
-  private async startContainer(pod: Pod, c: Container, attempt: number, sandboxId: string, sbConfig: PodSandboxConfig, podIP: string, volumes: Map<string, string>, init: boolean): Promise<void> {
+  private async startContainer(
+    pod: Pod,
+    c: Container,
+    attempt: number,
+    sandboxId: string,
+    sbConfig: PodSandboxConfig,
+    podIP: string,
+    volumes: Map<string, string>,
+    init: boolean,
+  ): Promise<void> {
     const { o, state, probes } = this.d;
     const uid = pod.metadata.uid!;
     const wkey = `${uid}/${c.name}`;
@@ -245,7 +278,12 @@ export class PodSyncer {
           tty: !!c.tty,
           envs: Object.entries(env).map(([key, value]) => ({ key, value: Buffer.from(value) })),
           mounts,
-          labels: { [LABEL_CONTAINER_NAME]: c.name, [LABEL_POD_UID]: uid, [LABEL_POD_NAME]: pod.metadata.name!, [LABEL_POD_NAMESPACE]: pod.metadata.namespace! },
+          labels: {
+            [LABEL_CONTAINER_NAME]: c.name,
+            [LABEL_POD_UID]: uid,
+            [LABEL_POD_NAME]: pod.metadata.name!,
+            [LABEL_POD_NAMESPACE]: pod.metadata.namespace!,
+          },
           annotations: { 'io.kubernetes.container.restartCount': String(attempt) },
           log_path: `${c.name}/${attempt}.log`,
         },

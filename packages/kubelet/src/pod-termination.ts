@@ -34,7 +34,10 @@ export class PodTerminator {
       const deadline = Date.now() + grace * 1000;
       const sandboxes = await sandboxesOf(o.runtime, uid);
       const podIP = sandboxes[0] ? ((await o.runtime.podSandboxStatus(sandboxes[0].id).catch(() => undefined))?.network?.ip ?? '') : '';
-      const containers = await containersOf(o.runtime, sandboxes.map((s) => s.id));
+      const containers = await containersOf(
+        o.runtime,
+        sandboxes.map((s) => s.id),
+      );
       const all = [...(spec.containers ?? []), ...(spec.initContainers ?? [])];
       await Promise.all(
         [...containers.values()]
@@ -44,7 +47,10 @@ export class PodTerminator {
             const specC = all.find((x) => x.name === c.metadata.name);
             const preStop = specC?.lifecycle?.preStop;
             if (specC && preStop) {
-              const err = await Promise.race([runHook(o.runtime, preStop, c.id, podIP, specC), new Promise<string>((r) => setTimeout(() => r('timed out'), Math.max(0, deadline - Date.now())))]);
+              const err = await Promise.race([
+                runHook(o.runtime, preStop, c.id, podIP, specC),
+                new Promise<string>((r) => setTimeout(() => r('timed out'), Math.max(0, deadline - Date.now()))),
+              ]);
               if (err) void o.recorder.event(pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed: ${err}`);
             }
             void o.recorder.event(pod, 'Normal', 'Killing', `Stopping container ${c.metadata.name}`);
@@ -55,12 +61,20 @@ export class PodTerminator {
       );
       for (const sb of sandboxes) await o.runtime.stopPodSandbox(sb.id).catch(() => undefined);
       probes.retain(uid);
-      const final = await containersOf(o.runtime, sandboxes.map((s) => s.id));
+      const final = await containersOf(
+        o.runtime,
+        sandboxes.map((s) => s.id),
+      );
       state.finished.add(uid);
       if (state.pods.has(uid)) await this.status.write(pod, '', final).catch(() => undefined);
       for (const sb of sandboxes) await o.runtime.removePodSandbox(sb.id).catch(() => undefined);
       try {
-        await o.client.delete(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } });
+        await o.client.delete(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, {
+          apiVersion: 'v1',
+          kind: 'DeleteOptions',
+          gracePeriodSeconds: 0,
+          preconditions: { uid },
+        });
       } catch (e) {
         if (!isNotFound(e) && !(e as { status?: { code?: number } }).status?.code) throw e;
       }

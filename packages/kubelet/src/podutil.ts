@@ -90,7 +90,14 @@ export interface EnvSources {
 }
 
 /** makeEnvironmentVariables: envFrom first, then env in order, each able to refer to the ones before. */
-export async function containerEnv(pod: Pod, container: Container, src: EnvSources, hostIP: string, podIP: string, allocatable: Record<string, number>): Promise<Record<string, string>> {
+export async function containerEnv(
+  pod: Pod,
+  container: Container,
+  src: EnvSources,
+  hostIP: string,
+  podIP: string,
+  allocatable: Record<string, number>,
+): Promise<Record<string, string>> {
   const ns = pod.metadata.namespace!;
   const env: Record<string, string> = {};
   // The API leaves a reference's name optional; an unset one is looked up, and reported, as "undefined".
@@ -120,7 +127,11 @@ export async function containerEnv(pod: Pod, container: Container, src: EnvSourc
         const v = cm?.data?.[vf.configMapKeyRef.key];
         if (v === undefined) {
           if (vf.configMapKeyRef.optional) continue;
-          throw new ConfigError(cm ? `couldn't find key ${vf.configMapKeyRef.key} in ConfigMap ${ns}/${vf.configMapKeyRef.name}` : `configmap "${vf.configMapKeyRef.name}" not found`);
+          throw new ConfigError(
+            cm
+              ? `couldn't find key ${vf.configMapKeyRef.key} in ConfigMap ${ns}/${vf.configMapKeyRef.name}`
+              : `configmap "${vf.configMapKeyRef.name}" not found`,
+          );
         }
         env[e.name] = String(v);
       } else if (vf.secretKeyRef) {
@@ -128,14 +139,16 @@ export async function containerEnv(pod: Pod, container: Container, src: EnvSourc
         const v = s?.data?.[vf.secretKeyRef.key];
         if (v === undefined) {
           if (vf.secretKeyRef.optional) continue;
-          throw new ConfigError(s ? `couldn't find key ${vf.secretKeyRef.key} in Secret ${ns}/${vf.secretKeyRef.name}` : `secret "${vf.secretKeyRef.name}" not found`);
+          throw new ConfigError(
+            s ? `couldn't find key ${vf.secretKeyRef.key} in Secret ${ns}/${vf.secretKeyRef.name}` : `secret "${vf.secretKeyRef.name}" not found`,
+          );
         }
         env[e.name] = Buffer.from(String(v), 'base64').toString('utf8');
       } else if (vf.fieldRef) {
         env[e.name] = podFieldValue(pod, vf.fieldRef.fieldPath, hostIP, podIP);
       } else if (vf.resourceFieldRef) {
         const ref = vf.resourceFieldRef;
-        const target = ref.containerName ? pod.spec.containers?.find((c) => c.name === ref.containerName) ?? container : container;
+        const target = ref.containerName ? (pod.spec.containers?.find((c) => c.name === ref.containerName) ?? container) : container;
         env[e.name] = resourceFieldValue(target, ref, allocatable);
       }
     } else env[e.name] = expand(String(e.value ?? ''), env);

@@ -56,7 +56,13 @@ export class ProbeManager {
       const k = this.key(podUID, containerId, kind);
       if (this.workers.has(k)) continue;
       const period = (probe.periodSeconds ?? 10) * 1000;
-      const w: Worker = { timer: undefined as unknown as NodeJS.Timeout, result: kind !== 'readiness' && kind !== 'startup', successes: 0, failures: 0, stopped: false };
+      const w: Worker = {
+        timer: undefined as unknown as NodeJS.Timeout,
+        result: kind !== 'readiness' && kind !== 'startup',
+        successes: 0,
+        failures: 0,
+        stopped: false,
+      };
       this.workers.set(k, w);
       const tick = async () => {
         if (w.stopped) return;
@@ -127,7 +133,9 @@ export class ProbeManager {
     try {
       if (probe.exec) {
         const r = await this.runtime.execSync(containerId, probe.exec.command ?? [], Math.ceil(timeout / 1000));
-        const out = Buffer.concat([Buffer.from(r.stdout ?? ''), Buffer.from(r.stderr ?? '')]).toString().trim();
+        const out = Buffer.concat([Buffer.from(r.stdout ?? ''), Buffer.from(r.stderr ?? '')])
+          .toString()
+          .trim();
         return { ok: r.exit_code === 0, output: out || `command ${JSON.stringify(probe.exec.command)} exited with ${r.exit_code}` };
       }
       if (probe.httpGet) {

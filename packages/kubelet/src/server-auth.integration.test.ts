@@ -27,11 +27,14 @@ let admin: { certPem: string; keyPem: string };
 
 function get(path: string, cert?: { certPem: string; keyPem: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port: kubelet.port, path, ca: kubeletCA.certPem, ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}) }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = httpsRequest(
+      { host: '127.0.0.1', port: kubelet.port, path, ca: kubeletCA.certPem, ...(cert ? { cert: cert.certPem, key: cert.keyPem } : {}) },
+      (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -47,7 +50,14 @@ before(async () => {
   admin = await env.pki!.client('kubernetes-admin', ['system:masters']);
   const serving = await issue(kubeletCA, { commonName: 'secure-1', ips: ['127.0.0.1'], usage: 'server' });
   kubelet = new Kubelet({
-    config: { server: env.url, namespace: 'default', ca: Buffer.from(env.pki!.caPem), cert: Buffer.from(node.certPem), key: Buffer.from(node.keyPem), insecureSkipTLSVerify: false },
+    config: {
+      server: env.url,
+      namespace: 'default',
+      ca: Buffer.from(env.pki!.caPem),
+      cert: Buffer.from(node.certPem),
+      key: Buffer.from(node.keyPem),
+      insecureSkipTLSVerify: false,
+    },
     nodeName: 'secure-1',
     runtime: (runtime = new KubelingRuntime({ backend: 'hollow', root: join(dir, 'secure-1', 'runtime'), podCIDR: '127.9.1.0/24' })),
     rootDir: join(dir, 'secure-1'),
@@ -80,11 +90,29 @@ test('anonymous 401, an unauthorized user 403 with the attributes, the apiserver
 });
 
 test("the apiserver's pods/log reaches the kubelet over HTTPS with its client certificate", async () => {
-  const c = new RestClient({ server: env.url, namespace: 'default', ca: Buffer.from(env.pki!.caPem), cert: Buffer.from(admin.certPem), key: Buffer.from(admin.keyPem), insecureSkipTLSVerify: false });
+  const c = new RestClient({
+    server: env.url,
+    namespace: 'default',
+    ca: Buffer.from(env.pki!.caPem),
+    cert: Buffer.from(admin.certPem),
+    key: Buffer.from(admin.keyPem),
+    insecureSkipTLSVerify: false,
+  });
   try {
-    await c.post('/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }).catch(() => undefined);
-    await c.post('/api/v1/namespaces/default/pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'quiet' }, spec: { nodeName: 'secure-1', automountServiceAccountToken: false, containers: [{ name: 'c', image: 'busybox' }] } });
-    await waitFor(async () => (await c.get<Record<string, any>>('/api/v1/namespaces/default/pods/quiet')).status?.phase === 'Running', 20_000, 'the pod to run');
+    await c
+      .post('/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } })
+      .catch(() => undefined);
+    await c.post('/api/v1/namespaces/default/pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'quiet' },
+      spec: { nodeName: 'secure-1', automountServiceAccountToken: false, containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    await waitFor(
+      async () => (await c.get<Record<string, any>>('/api/v1/namespaces/default/pods/quiet')).status?.phase === 'Running',
+      20_000,
+      'the pod to run',
+    );
     const res = await c.raw({ path: '/api/v1/namespaces/default/pods/quiet/log', accept: '*/*' });
     // The kubelet answered (logs, or its own NotFound for a hollow container): not a refusal on the way.
     assert.ok(res.status === 200 || res.status === 404, `status ${res.status}: ${res.body.toString()}`);

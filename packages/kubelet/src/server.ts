@@ -36,14 +36,25 @@ export interface KubeletServerOptions {
 
 /** Upstream's kubelet authorizer attributes: the subresource a path stands for. */
 export function subresourceOf(path: string): string {
-  for (const [prefix, sub] of [['/stats', 'stats'], ['/metrics', 'metrics'], ['/logs', 'log'], ['/spec', 'spec'], ['/checkpoint', 'checkpoint'], ['/configz', 'configz'], ['/healthz', 'healthz'], ['/pods', 'pods']] as const) {
+  for (const [prefix, sub] of [
+    ['/stats', 'stats'],
+    ['/metrics', 'metrics'],
+    ['/logs', 'log'],
+    ['/spec', 'spec'],
+    ['/checkpoint', 'checkpoint'],
+    ['/configz', 'configz'],
+    ['/healthz', 'healthz'],
+    ['/pods', 'pods'],
+  ] as const) {
     if (path === prefix || path.startsWith(`${prefix}/`)) return sub;
   }
   return 'proxy';
 }
 
 function status(res: ServerResponse, code: number, reason: string, message: string): void {
-  res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
+  res
+    .writeHead(code, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
 }
 
 /** Reads a CRI log file into plain output lines (partial lines joined). */
@@ -84,7 +95,9 @@ export class KubeletServer {
           else res.end();
         });
     };
-    this.server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCA, requestCert: true, rejectUnauthorized: false }, handler) : createServer(handler);
+    this.server = tls
+      ? createTlsServer({ cert: tls.cert, key: tls.key, ca: tls.clientCA, requestCert: true, rejectUnauthorized: false }, handler)
+      : createServer(handler);
     // Upgrades get a response on their socket, so refusals are ordinary HTTP answers.
     this.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const res = upgradeResponse(req, socket);
@@ -132,7 +145,8 @@ export class KubeletServer {
     const groups = [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'];
     const az = this.o.authorizer;
     if (!az) return true;
-    const verb = ({ GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[req.method ?? 'GET'] ?? 'get';
+    const verb =
+      ({ GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' } as Record<string, string>)[req.method ?? 'GET'] ?? 'get';
     const subresource = subresourceOf(path);
     const key = `${user}\u0000${groups.join(',')}\u0000${verb}\u0000${subresource}`;
     let d = this.decisions.get(key);
@@ -164,7 +178,9 @@ export class KubeletServer {
       return;
     }
     if (url.pathname === '/pods' || url.pathname === '/pods/') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: this.o.pods.allPods() }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: this.o.pods.allPods() }));
       return;
     }
     const m = /^\/containerLogs\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
@@ -184,7 +200,13 @@ export class KubeletServer {
     if (!pod) return status(res, 404, 'NotFound', `pod ${podName} not found`);
     const running = (await this.containerInstances(pod, container)).find((c) => c.state === 'CONTAINER_RUNNING');
     if (!running) return status(res, 404, 'NotFound', `container not found ("${container}")`);
-    const streams = { container_id: running.id, tty: q.get('tty') === '1', stdin: q.get('input') === '1', stdout: q.get('output') === '1', stderr: q.get('error') === '1' };
+    const streams = {
+      container_id: running.id,
+      tty: q.get('tty') === '1',
+      stdin: q.get('input') === '1',
+      stdout: q.get('output') === '1',
+      stderr: q.get('error') === '1',
+    };
     let exec: { url: string };
     try {
       exec = kind === 'exec' ? await this.o.runtime.exec({ ...streams, cmd: q.getAll('command') }) : await this.o.runtime.attach(streams);

@@ -55,7 +55,11 @@ export class StatusManager {
     const merged = { ...cur, ...status };
     if (jsonEqual(this.lastStatus.get(uid), merged) || jsonEqual(cur, merged)) return;
     try {
-      const res = await this.d.o.client.patch<Pod>(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`, { metadata: { uid }, status }, 'application/merge-patch+json');
+      const res = await this.d.o.client.patch<Pod>(
+        `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`,
+        { metadata: { uid }, status },
+        'application/merge-patch+json',
+      );
       this.lastStatus.set(uid, merged);
       const pods = this.d.state.pods;
       if (pods.get(uid)?.metadata.resourceVersion === pod.metadata.resourceVersion) pods.set(uid, res);
@@ -78,9 +82,18 @@ export class StatusManager {
       const running = cur?.state === 'CONTAINER_RUNNING';
       const started = running && probes.result(uid, cur.id, 'startup', c);
       const ready = running && started && probes.result(uid, cur.id, 'readiness', c);
-      const exitedFinal = cur?.state === 'CONTAINER_EXITED' && (policy === 'Never' || (policy === 'OnFailure' && cur.exit_code === 0) || (init && cur.exit_code === 0));
+      const exitedFinal =
+        cur?.state === 'CONTAINER_EXITED' && (policy === 'Never' || (policy === 'OnFailure' && cur.exit_code === 0) || (init && cur.exit_code === 0));
       const waiting = state.waiting.get(`${uid}/${c.name}`);
-      return { name: c.name, image: c.image ?? '', instances, ...(waiting && !running ? { waiting } : {}), ready, started, final: exitedFinal || state.finished.has(uid) };
+      return {
+        name: c.name,
+        image: c.image ?? '',
+        instances,
+        ...(waiting && !running ? { waiting } : {}),
+        ready,
+        started,
+        final: exitedFinal || state.finished.has(uid),
+      };
     });
   }
 }

@@ -44,7 +44,14 @@ function terminated(c: ContainerStatus, runtime: string): ContainerStateTerminat
 
 export function containerStatus(v: ContainerView, runtime: string, imageName: (ref: string, spec: string) => string): PodContainerStatus {
   const [cur, prev] = v.instances;
-  const out: PodContainerStatus = { name: v.name, image: imageName('', v.image), imageID: '', ready: false, restartCount: cur ? cur.metadata.attempt : 0, started: false };
+  const out: PodContainerStatus = {
+    name: v.name,
+    image: imageName('', v.image),
+    imageID: '',
+    ready: false,
+    restartCount: cur ? cur.metadata.attempt : 0,
+    started: false,
+  };
   if (cur) {
     out.imageID = imageName(cur.image_ref, v.image);
     out.containerID = `${runtime}://${cur.id}`;
@@ -103,7 +110,13 @@ export function podPhase(spec: PodSpec, init: PodContainerStatus[], app: PodCont
 }
 
 /** The four kubelet-owned conditions, keeping transition times that did not change. */
-export function podConditions(old: PodCondition[], sandboxReady: boolean, init: PodContainerStatus[], app: PodContainerStatus[], phase: string): PodCondition[] {
+export function podConditions(
+  old: PodCondition[],
+  sandboxReady: boolean,
+  init: PodContainerStatus[],
+  app: PodContainerStatus[],
+  phase: string,
+): PodCondition[] {
   const now = rfc3339();
   const prev = new Map(old.map((c) => [c.type, c]));
   const cond = (type: string, ok: boolean, reason?: string, message?: string): PodCondition => {
@@ -127,7 +140,12 @@ export function podConditions(old: PodCondition[], sandboxReady: boolean, init: 
   const notReadyMsg = done ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   const out = [
     cond('PodReadyToStartContainers', sandboxReady),
-    cond('Initialized', initialized, initialized ? undefined : 'ContainersNotInitialized', initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`),
+    cond(
+      'Initialized',
+      initialized,
+      initialized ? undefined : 'ContainersNotInitialized',
+      initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`,
+    ),
     cond('Ready', containersReady, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMsg),
     cond('ContainersReady', containersReady, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMsg),
   ];

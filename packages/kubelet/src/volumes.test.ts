@@ -7,7 +7,12 @@ import type { KubeObject } from '@kubeling/api';
 import { prepareVolumes, volumeRefreshMs } from './volumes.js';
 import type { EnvSources } from './podutil.js';
 
-const pod = (volumes: object[]): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', uid: 'u1' }, spec: { containers: [], volumes } });
+const pod = (volumes: object[]): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'p', namespace: 'default', uid: 'u1' },
+  spec: { containers: [], volumes },
+});
 
 test('configMap volumes are rewritten atomically: ..data swaps to a new directory, keys follow the data, old sets go', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kubelet-vol-'));
@@ -19,7 +24,10 @@ test('configMap volumes are rewritten atomically: ..data swaps to a new director
       secret: async () => undefined,
       token: async () => `token-${++tokens}`,
     };
-    const p = pod([{ name: 'cfg', configMap: { name: 'c' } }, { name: 'sa', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 600 } }] } }]);
+    const p = pod([
+      { name: 'cfg', configMap: { name: 'c' } },
+      { name: 'sa', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 600 } }] } },
+    ]);
     await prepareVolumes(p, dir, src, '127.0.0.1', '127.2.0.2');
     const cfg = join(dir, 'volumes', 'cfg');
     assert.equal(readFileSync(join(cfg, 'a'), 'utf8'), '1');
@@ -32,9 +40,18 @@ test('configMap volumes are rewritten atomically: ..data swaps to a new director
     assert.equal(readFileSync(join(cfg, 'c'), 'utf8'), '3');
     assert.ok(!readdirSync(cfg).includes('b'), 'a key no longer in the ConfigMap is gone');
     assert.notEqual(readlinkSync(join(cfg, '..data')), first);
-    assert.deepEqual(readdirSync(cfg).filter((e) => e.startsWith('..')).sort(), ['..data', readlinkSync(join(cfg, '..data'))].sort(), 'only the current set is kept');
+    assert.deepEqual(
+      readdirSync(cfg)
+        .filter((e) => e.startsWith('..'))
+        .sort(),
+      ['..data', readlinkSync(join(cfg, '..data'))].sort(),
+      'only the current set is kept',
+    );
     assert.equal(readFileSync(join(dir, 'volumes', 'sa', 'token'), 'utf8'), 'token-2', 'the token was requested again');
-    await assert.rejects(() => prepareVolumes(pod([{ name: 'x', configMap: { name: 'c', items: [{ key: 'a', path: '../escape' }] } }]), dir, src, '', ''), /invalid path/);
+    await assert.rejects(
+      () => prepareVolumes(pod([{ name: 'x', configMap: { name: 'c', items: [{ key: 'a', path: '../escape' }] } }]), dir, src, '', ''),
+      /invalid path/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -140,7 +140,9 @@ export async function prepareVolumes(obj: KubeObject, podDir: string, src: EnvSo
         else if (s.serviceAccountToken) {
           if (!src.token) throw new ConfigError('no ServiceAccount token source is available');
           const sa = pod.spec.serviceAccountName || 'default';
-          files[s.serviceAccountToken.path] = Buffer.from(await src.token(pod, sa, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? 3600));
+          files[s.serviceAccountToken.path] = Buffer.from(
+            await src.token(pod, sa, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? 3600),
+          );
         }
       }
       writeFiles(dir, files, v.projected.defaultMode);

@@ -28,13 +28,20 @@ export interface CA extends CertAndKey {
   key: CryptoKey;
 }
 
-const pem = (label: string, der: ArrayBuffer) => `-----BEGIN ${label}-----\n${Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END ${label}-----\n`;
+const pem = (label: string, der: ArrayBuffer) =>
+  `-----BEGIN ${label}-----\n${Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '')}\n-----END ${label}-----\n`;
 
 async function keyPair(): Promise<CryptoKeyPair> {
   return webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']) as Promise<CryptoKeyPair>;
 }
 
-const serial = () => randomBytes(16).toString('hex').replace(/^[89a-f]/, '1');
+const serial = () =>
+  randomBytes(16)
+    .toString('hex')
+    .replace(/^[89a-f]/, '1');
 
 /** A self-signed CA valid for 10 years. */
 export async function createCA(commonName = 'kubeling-ca'): Promise<CA> {
@@ -52,7 +59,12 @@ export async function createCA(commonName = 'kubeling-ca'): Promise<CA> {
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { cert, key: keys.privateKey, certPem: cert.toString('pem') + '\n', keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)) };
+  return {
+    cert,
+    key: keys.privateKey,
+    certPem: cert.toString('pem') + '\n',
+    keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
+  };
 }
 
 /** Loads a CA written by `writeCA` (cert and PKCS#8 key). */
@@ -78,7 +90,12 @@ const escapeRDN = (v: string) => v.replace(/([,+"\\<>;=])/g, '\\$1');
 export async function issue(ca: CA, o: IssueOptions): Promise<CertAndKey> {
   const keys = await keyPair();
   const subject = [`CN=${escapeRDN(o.commonName)}`, ...(o.organizations ?? []).map((g) => `O=${escapeRDN(g)}`)].join(', ');
-  const eku = o.usage === 'server' ? [x509.ExtendedKeyUsage.serverAuth] : o.usage === 'client' ? [x509.ExtendedKeyUsage.clientAuth] : [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth];
+  const eku =
+    o.usage === 'server'
+      ? [x509.ExtendedKeyUsage.serverAuth]
+      : o.usage === 'client'
+        ? [x509.ExtendedKeyUsage.clientAuth]
+        : [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth];
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
@@ -131,7 +148,11 @@ export interface ClusterPKI {
  * ca, apiserver, sa, and the client certificates asked for.
  */
 /** A serving certificate signed by the cluster CA under `dir` (`<name>.crt`/`.key`), made once (kubelets' HTTPS). */
-export async function ensureServingCert(dir: string, name: string, o: { commonName: string; ips?: string[]; dnsNames?: string[] }): Promise<{ cert: string; key: string }> {
+export async function ensureServingCert(
+  dir: string,
+  name: string,
+  o: { commonName: string; ips?: string[]; dnsNames?: string[] },
+): Promise<{ cert: string; key: string }> {
   const f = (n: string) => join(dir, n);
   if (!existsSync(f(`${name}.crt`))) {
     const ca = await loadCA(readFileSync(f('ca.crt'), 'utf8'), readFileSync(f('ca.key'), 'utf8'));
@@ -172,5 +193,14 @@ export async function ensureClusterPKI(dir: string, clients: Record<string, { cn
     }
     out[name] = { cert: f(`${name}.crt`), key: f(`${name}.key`) };
   }
-  return { dir, ca: f('ca.crt'), caKey: f('ca.key'), apiserverCert: f('apiserver.crt'), apiserverKey: f('apiserver.key'), saKey: f('sa.key'), saPub: f('sa.pub'), clients: out };
+  return {
+    dir,
+    ca: f('ca.crt'),
+    caKey: f('ca.key'),
+    apiserverCert: f('apiserver.crt'),
+    apiserverKey: f('apiserver.key'),
+    saKey: f('sa.key'),
+    saPub: f('sa.pub'),
+    clients: out,
+  };
 }

@@ -23,7 +23,9 @@ test('a CA issues server and client certificates that TLS accepts both ways', as
       let b = '';
       res.on('data', (d) => (b += d));
       res.on('end', () => resolve(b));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
   srv.close();
   const seen = JSON.parse(body);

@@ -29,7 +29,14 @@ async function main(): Promise<void> {
   proxier.init();
   informers.start();
   const metrics = new Registry();
-  new Gauge({ name: 'kubeproxy_sync_proxy_rules_service_listeners', help: 'Service ports this proxy listens on.', registers: [metrics], collect() { this.set(proxier.listening.length); } });
+  new Gauge({
+    name: 'kubeproxy_sync_proxy_rules_service_listeners',
+    help: 'Service ports this proxy listens on.',
+    registers: [metrics],
+    collect() {
+      this.set(proxier.listening.length);
+    },
+  });
   const health = await serveHealth(metrics, Number(values['healthz-port']), values['healthz-bind-address']);
   log.info({ port: (health.address() as { port: number }).port }, 'proxy started');
   stopOnSignals(async () => {

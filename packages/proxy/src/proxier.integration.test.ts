@@ -58,18 +58,37 @@ test('a cluster IP relays to its endpoints in turn, follows EndpointSlice change
   const [a, b, c] = [await backend('a'), await backend('b'), await backend('c')];
   const ip = `127.1.${randomInt(100, 250)}.${randomInt(2, 250)}`;
   const port = await freePort();
-  const svc = await request(env.url, 'POST', '/api/v1/namespaces/default/services', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo' }, spec: { clusterIP: ip, ports: [{ name: 'tcp', port }] } });
+  const svc = await request(env.url, 'POST', '/api/v1/namespaces/default/services', {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'echo' },
+    spec: { clusterIP: ip, ports: [{ name: 'tcp', port }] },
+  });
   assert.equal(svc.status, 201, JSON.stringify(svc.body));
   // One slice per backend port (each slice has one port number for its endpoints).
-  const slice = (n: string, p: number) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: n, labels: { 'kubernetes.io/service-name': 'echo' } }, addressType: 'IPv4', endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }], ports: [{ name: 'tcp', port: p }] });
+  const slice = (n: string, p: number) => ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: n, labels: { 'kubernetes.io/service-name': 'echo' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+    ports: [{ name: 'tcp', port: p }],
+  });
   const slices = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
-  for (const [n, p] of [['echo-a', a], ['echo-b', b]] as const) assert.equal((await request(env.url, 'POST', slices, slice(n, p))).status, 201);
+  for (const [n, p] of [
+    ['echo-a', a],
+    ['echo-b', b],
+  ] as const)
+    assert.equal((await request(env.url, 'POST', slices, slice(n, p))).status, 201);
   await waitFor(async () => (await ask(ip, port)) !== 'ECONNREFUSED' && (await ask(ip, port)) !== '', 10_000, 'the cluster IP to answer');
   const answers = new Set<string>();
   for (let i = 0; i < 4; i++) answers.add(await ask(ip, port));
   assert.deepEqual([...answers].sort(), ['a', 'b'], 'both endpoints, in turn');
   assert.equal((await request(env.url, 'DELETE', `${slices}/echo-b`)).status, 200);
-  assert.equal((await request(env.url, 'PATCH', `${slices}/echo-a`, { ports: [{ name: 'tcp', port: c }] }, { contentType: 'application/merge-patch+json' })).status, 200);
+  assert.equal(
+    (await request(env.url, 'PATCH', `${slices}/echo-a`, { ports: [{ name: 'tcp', port: c }] }, { contentType: 'application/merge-patch+json' })).status,
+    200,
+  );
   await waitFor(async () => (await ask(ip, port)) === 'c' && (await ask(ip, port)) === 'c', 10_000, 'traffic to follow the slices');
   assert.ok(proxier.connections >= 6);
   assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/echo')).status, 200);

@@ -23,7 +23,9 @@ const server = createServer((req, res) => {
   const out = body ?? '<html><body><h1>404 Not Found</h1></body></html>\n';
   res.writeHead(status, { 'content-type': 'text/html', server: 'nginx (kubeling)' }).end(out);
   const when = new Date().toUTCString();
-  process.stdout.write(`${req.socket.remoteAddress} - - [${when}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${status} ${Buffer.byteLength(out)} "-" "${req.headers['user-agent'] ?? '-'}"\n`);
+  process.stdout.write(
+    `${req.socket.remoteAddress} - - [${when}] "${req.method} ${req.url} HTTP/${req.httpVersion}" ${status} ${Buffer.byteLength(out)} "-" "${req.headers['user-agent'] ?? '-'}"\n`,
+  );
 });
 server.listen(port, host, () => {
   process.stdout.write(`nginx: listening on ${host}:${port}\n`);

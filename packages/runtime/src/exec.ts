@@ -19,10 +19,13 @@ export function execSync(c: Ctr, cmd: string[], timeoutSeconds: number): Promise
     const err: Buffer[] = [];
     p.stdout!.on('data', (b: Buffer) => out.push(b));
     p.stderr!.on('data', (b: Buffer) => err.push(b));
-    const timer = timeoutSeconds > 0 ? setTimeout(() => {
-      signalGroup(p.pid!, 'SIGKILL');
-      reject(new CriError(4, `command ${JSON.stringify(cmd)} timed out`));
-    }, timeoutSeconds * 1000) : undefined;
+    const timer =
+      timeoutSeconds > 0
+        ? setTimeout(() => {
+            signalGroup(p.pid!, 'SIGKILL');
+            reject(new CriError(4, `command ${JSON.stringify(cmd)} timed out`));
+          }, timeoutSeconds * 1000)
+        : undefined;
     p.once('error', (e) => {
       if (timer) clearTimeout(timer);
       resolve({ stdout: Buffer.alloc(0), stderr: Buffer.from(`exec: "${cmd[0]}": ${e.message}`), exit_code: 126 });
@@ -41,7 +44,9 @@ export function execSession(c: Ctr, req: ExecRequest): ExecSession {
   const exited = new Promise<number | string>((resolve) => {
     p.once('error', (e) =>
       // What containerd and runc report for a command that cannot start.
-      resolve(`Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "${req.cmd[0]}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'executable file not found in $PATH' : e.message}: unknown`),
+      resolve(
+        `Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "${req.cmd[0]}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'executable file not found in $PATH' : e.message}: unknown`,
+      ),
     );
     p.once('close', (code, signal) => resolve(exitCode(code, signal)));
   });

@@ -26,7 +26,13 @@ const NGINX = fileURLToPath(new URL('../images/nginx.mjs', import.meta.url));
 
 const CATALOG: CatalogImage[] = [
   { repository: 'registry.k8s.io/pause', entrypoint: ['sleep'], cmd: ['infinity'], env: {}, size: 311_000 },
-  { repository: 'docker.io/library/busybox', entrypoint: [], cmd: ['sh'], env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' }, size: 2_140_979 },
+  {
+    repository: 'docker.io/library/busybox',
+    entrypoint: [],
+    cmd: ['sh'],
+    env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+    size: 2_140_979,
+  },
   { repository: 'docker.io/library/nginx', entrypoint: [process.execPath, NGINX], cmd: [], env: { NGINX_VERSION: '1.27.0' }, size: 67_000_000 },
 ];
 
@@ -74,7 +80,15 @@ export class ImageStore {
     const id = imageId(ref);
     const cur = this.images.get(id);
     const tags = new Set([...(cur?.repo_tags ?? []), ...(ref.tag ? [`${ref.repository}:${ref.tag}`] : [])]);
-    this.images.set(id, { id, repo_tags: [...tags], repo_digests: [`${ref.repository}@${id}`], size: cat.size, username: '', spec: { image: id }, pinned: cat.repository.endsWith('/pause') });
+    this.images.set(id, {
+      id,
+      repo_tags: [...tags],
+      repo_digests: [`${ref.repository}@${id}`],
+      size: cat.size,
+      username: '',
+      spec: { image: id },
+      pinned: cat.repository.endsWith('/pause'),
+    });
     return id;
   }
 

@@ -42,7 +42,8 @@ export interface Ctr {
 }
 
 /** A process's exit code as a shell reports it: its own, or 128 + the signal that ended it. */
-export const exitCode = (code: number | null, signal: NodeJS.Signals | null): number => code ?? 128 + (signal ? ((osConstants.signals as Record<string, number>)[signal] ?? 0) : 0);
+export const exitCode = (code: number | null, signal: NodeJS.Signals | null): number =>
+  code ?? 128 + (signal ? ((osConstants.signals as Record<string, number>)[signal] ?? 0) : 0);
 
 /** Signals a detached process's whole group; one already gone is no error. */
 export function signalGroup(pid: number, sig: NodeJS.Signals): void {
@@ -77,7 +78,12 @@ export async function startProcess(c: Ctr): Promise<void> {
   const err = await spawned;
   if (err) {
     const msg = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `exec: "${c.argv[0]}": executable file not found in $PATH` : err.message;
-    markExited(c, 128, 'StartError', `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: ${msg}: unknown`);
+    markExited(
+      c,
+      128,
+      'StartError',
+      `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: ${msg}: unknown`,
+    );
     await log.close();
     throw new CriError(GRPC_UNKNOWN, c.message);
   }

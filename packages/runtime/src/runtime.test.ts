@@ -61,7 +61,13 @@ test('version and status over gRPC; unknown images fail to pull as a registry wo
   const v = await cri.version();
   assert.equal(v.runtime_name, 'kubeling');
   assert.equal(v.runtime_api_version, 'v1');
-  assert.deepEqual((await cri.status()).map((c) => [c.type, c.status]), [['RuntimeReady', true], ['NetworkReady', true]]);
+  assert.deepEqual(
+    (await cri.status()).map((c) => [c.type, c.status]),
+    [
+      ['RuntimeReady', true],
+      ['NetworkReady', true],
+    ],
+  );
   assert.equal(await cri.imageStatus({ image: 'busybox' }), undefined);
   const ref = await cri.pullImage({ image: 'busybox' });
   assert.match(ref, /^sha256:[0-9a-f]{64}$/);
@@ -75,17 +81,34 @@ test('a container runs its command with env and POD_IP, logs in CRI format, and 
   const st = await cri.podSandboxStatus(sb);
   assert.equal(st.state, 'SANDBOX_READY');
   assert.match(st.network!.ip, /^127\.3\.7\.\d+$/);
-  const id = await cri.createContainer(sb, { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'echo "hello $GREETING from $POD_IP"; echo oops >&2; exit 3'], envs: [{ key: 'GREETING', value: Buffer.from('world') }], log_path: 'main/0.log' }, sandboxConfig('job'));
+  const id = await cri.createContainer(
+    sb,
+    {
+      metadata: { name: 'main', attempt: 0 },
+      image: { image: 'busybox' },
+      command: ['sh', '-c', 'echo "hello $GREETING from $POD_IP"; echo oops >&2; exit 3'],
+      envs: [{ key: 'GREETING', value: Buffer.from('world') }],
+      log_path: 'main/0.log',
+    },
+    sandboxConfig('job'),
+  );
   await cri.startContainer(id);
   const s = await waitExited(id);
   assert.equal(s.exit_code, 3);
   assert.equal(s.reason, 'Error');
   const lines = readFileSync(s.log_path, 'utf8').trim().split('\n').map(parseCriLine);
-  assert.deepEqual(lines.map((l) => [l?.stream, l?.tag, l?.content]).sort(), [['stderr', 'F', 'oops'], ['stdout', 'F', `hello world from ${st.network!.ip}`]]);
+  assert.deepEqual(lines.map((l) => [l?.stream, l?.tag, l?.content]).sort(), [
+    ['stderr', 'F', 'oops'],
+    ['stdout', 'F', `hello world from ${st.network!.ip}`],
+  ]);
   const ok = await cri.createContainer(sb, { metadata: { name: 'ok', attempt: 0 }, image: { image: 'busybox' }, command: ['true'] }, sandboxConfig('job'));
   await cri.startContainer(ok);
   assert.deepEqual([(await waitExited(ok)).exit_code, (await cri.containerStatus(ok)).reason], [0, 'Completed']);
-  const missing = await cri.createContainer(sb, { metadata: { name: 'missing', attempt: 0 }, image: { image: 'busybox' }, command: ['no-such-binary-here'] }, sandboxConfig('job'));
+  const missing = await cri.createContainer(
+    sb,
+    { metadata: { name: 'missing', attempt: 0 }, image: { image: 'busybox' }, command: ['no-such-binary-here'] },
+    sandboxConfig('job'),
+  );
   await assert.rejects(cri.startContainer(missing), /executable file not found/);
   assert.equal((await cri.containerStatus(missing)).reason, 'StartError');
   await cri.removePodSandbox(sb);
@@ -102,7 +125,10 @@ test('the nginx image serves on the pod IP; stop sends SIGTERM then SIGKILL (143
   await cri.startContainer(web);
   let body = '';
   for (let i = 0; i < 100 && !body; i++) {
-    body = await fetch(`http://${ip}:8080/`).then((r) => r.text(), () => '');
+    body = await fetch(`http://${ip}:8080/`).then(
+      (r) => r.text(),
+      () => '',
+    );
     if (!body) await new Promise((r) => setTimeout(r, 50));
   }
   assert.match(body, /Welcome to nginx!/);
@@ -116,7 +142,11 @@ test('the nginx image serves on the pod IP; stop sends SIGTERM then SIGKILL (143
   assert.ok(Date.now() - t0 < 4000, 'sleep dies on SIGTERM at once');
   await cri.stopContainer(web, 5);
   assert.equal((await cri.containerStatus(web)).exit_code, 0, 'nginx exits cleanly on SIGTERM');
-  const trap = await cri.createContainer(sb, { metadata: { name: 'trap', attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done'] }, cfg);
+  const trap = await cri.createContainer(
+    sb,
+    { metadata: { name: 'trap', attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done'] },
+    cfg,
+  );
   await cri.startContainer(trap);
   await new Promise((r) => setTimeout(r, 200));
   const t1 = Date.now();
@@ -127,7 +157,11 @@ test('the nginx image serves on the pod IP; stop sends SIGTERM then SIGKILL (143
 });
 
 /** Runs one exec over the streaming server: each channel's bytes, and the final Status. */
-async function streamExec(url: string, protocol: string, stdin?: string): Promise<{ channels: Record<number, string>; status: Record<string, any> | undefined }> {
+async function streamExec(
+  url: string,
+  protocol: string,
+  stdin?: string,
+): Promise<{ channels: Record<number, string>; status: Record<string, any> | undefined }> {
   const ws = new WebSocket(url.replace(/^http/, 'ws'), [protocol]);
   const channels: Record<number, string> = {};
   let status: Record<string, any> | undefined;
@@ -153,9 +187,20 @@ test('Exec and Attach: a single-use streaming URL; stdout and stderr on their ch
   await cri.pullImage({ image: 'busybox' });
   const cfg = sandboxConfig('shell');
   const sb = await cri.runPodSandbox(cfg);
-  const c = await cri.createContainer(sb, { metadata: { name: 'sh', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '30'], envs: [{ key: 'WHO', value: Buffer.from('me') }] }, cfg);
+  const c = await cri.createContainer(
+    sb,
+    { metadata: { name: 'sh', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '30'], envs: [{ key: 'WHO', value: Buffer.from('me') }] },
+    cfg,
+  );
   await cri.startContainer(c);
-  const { url } = await cri.exec({ container_id: c, cmd: ['sh', '-c', 'echo "$WHO"; echo oops >&2; exit 2'], tty: false, stdin: false, stdout: true, stderr: true });
+  const { url } = await cri.exec({
+    container_id: c,
+    cmd: ['sh', '-c', 'echo "$WHO"; echo oops >&2; exit 2'],
+    tty: false,
+    stdin: false,
+    stdout: true,
+    stderr: true,
+  });
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/exec\/[\w-]+$/);
   const r = await streamExec(url, 'v4.channel.k8s.io');
   assert.deepEqual(r.channels, { 1: 'me\n', 2: 'oops\n' });
@@ -170,11 +215,24 @@ test('Exec and Attach: a single-use streaming URL; stdout and stderr on their ch
   assert.deepEqual((await streamExec(tty.url, 'v5.channel.k8s.io')).channels, { 1: 'e\n' });
   await assert.rejects(cri.exec({ container_id: c, cmd: [], tty: false, stdin: false, stdout: true, stderr: false }), /cmd must not be empty/);
   // Attach joins the container's own stdin and output; with stdin_once its stdin closes when the attach ends it.
-  const reader = await cri.createContainer(sb, { metadata: { name: 'reader', attempt: 0 }, image: { image: 'busybox' }, command: ['sh', '-c', 'while read l; do echo "echo: $l"; done; echo bye'], stdin: true, stdin_once: true }, cfg);
+  const reader = await cri.createContainer(
+    sb,
+    {
+      metadata: { name: 'reader', attempt: 0 },
+      image: { image: 'busybox' },
+      command: ['sh', '-c', 'while read l; do echo "echo: $l"; done; echo bye'],
+      stdin: true,
+      stdin_once: true,
+    },
+    cfg,
+  );
   await cri.startContainer(reader);
   const att = await cri.attach({ container_id: reader, stdin: true, stdout: true, stderr: true, tty: false });
   assert.match(att.url, /\/attach\/[\w-]+$/);
-  assert.deepEqual(await streamExec(att.url, 'v5.channel.k8s.io', 'one\n'), { channels: { 1: 'echo: one\nbye\n' }, status: { metadata: {}, status: 'Success' } });
+  assert.deepEqual(await streamExec(att.url, 'v5.channel.k8s.io', 'one\n'), {
+    channels: { 1: 'echo: one\nbye\n' },
+    status: { metadata: {}, status: 'Success' },
+  });
   await cri.stopContainer(c, 0);
   await assert.rejects(cri.exec({ container_id: c, cmd: ['true'], tty: false, stdin: false, stdout: true, stderr: false }), /is not running/);
   await cri.removePodSandbox(sb);
@@ -184,7 +242,11 @@ test('the hollow backend runs nothing and reports Running at once', async () => 
   const hollow = new KubelingRuntime({ backend: 'hollow', root: join(dir, 'hollow'), podCIDR: '127.3.8.0/24' });
   await hollow.pullImage({ image: 'nginx' });
   const sb = await hollow.runPodSandbox(sandboxConfig('h'));
-  const id = await hollow.createContainer(sb, { metadata: { name: 'c', attempt: 0 }, image: { image: 'nginx' }, command: ['definitely-not-a-binary'] }, sandboxConfig('h'));
+  const id = await hollow.createContainer(
+    sb,
+    { metadata: { name: 'c', attempt: 0 }, image: { image: 'nginx' }, command: ['definitely-not-a-binary'] },
+    sandboxConfig('h'),
+  );
   await hollow.startContainer(id);
   assert.equal((await hollow.containerStatus(id)).state, 'CONTAINER_RUNNING');
   await hollow.stopContainer(id, 30);

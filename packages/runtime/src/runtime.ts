@@ -124,7 +124,9 @@ export class KubelingRuntime implements CriRuntime {
   async stopPodSandbox(id: string): Promise<void> {
     const sb = this.sandboxes.get(id);
     if (!sb) return;
-    await Promise.all([...this.containers.values()].filter((c) => c.sandboxId === id && c.state === 'CONTAINER_RUNNING').map((c) => this.stopContainer(c.id, 0)));
+    await Promise.all(
+      [...this.containers.values()].filter((c) => c.sandboxId === id && c.state === 'CONTAINER_RUNNING').map((c) => this.stopContainer(c.id, 0)),
+    );
     if (sb.pause && sb.pause.exitCode === null) {
       const p = sb.pause;
       sb.pause = undefined;
@@ -162,8 +164,19 @@ export class KubelingRuntime implements CriRuntime {
 
   async listPodSandbox(filter?: PodSandboxFilter): Promise<PodSandbox[]> {
     return [...this.sandboxes.values()]
-      .filter((s) => (!filter?.id || s.id === filter.id) && (!filter?.state || s.state === filter.state.state) && matchLabels(filter?.label_selector, s.config.labels))
-      .map((s) => ({ id: s.id, metadata: s.config.metadata, state: s.state, created_at: s.createdAt, labels: s.config.labels ?? {}, annotations: s.config.annotations ?? {}, runtime_handler: '' }));
+      .filter(
+        (s) =>
+          (!filter?.id || s.id === filter.id) && (!filter?.state || s.state === filter.state.state) && matchLabels(filter?.label_selector, s.config.labels),
+      )
+      .map((s) => ({
+        id: s.id,
+        metadata: s.config.metadata,
+        state: s.state,
+        created_at: s.createdAt,
+        labels: s.config.labels ?? {},
+        annotations: s.config.annotations ?? {},
+        runtime_handler: '',
+      }));
   }
 
   // ---- containers -----------------------------------------------------------------
@@ -261,8 +274,24 @@ export class KubelingRuntime implements CriRuntime {
 
   async listContainers(filter?: ContainerFilter): Promise<Container[]> {
     return [...this.containers.values()]
-      .filter((c) => (!filter?.id || c.id === filter.id) && (!filter?.pod_sandbox_id || c.sandboxId === filter.pod_sandbox_id) && (!filter?.state || c.state === filter.state.state) && matchLabels(filter?.label_selector, c.config.labels))
-      .map((c) => ({ id: c.id, pod_sandbox_id: c.sandboxId, metadata: c.config.metadata, image: c.config.image, image_ref: c.imageRef, state: c.state, created_at: c.createdAt, labels: c.config.labels ?? {}, annotations: c.config.annotations ?? {} }));
+      .filter(
+        (c) =>
+          (!filter?.id || c.id === filter.id) &&
+          (!filter?.pod_sandbox_id || c.sandboxId === filter.pod_sandbox_id) &&
+          (!filter?.state || c.state === filter.state.state) &&
+          matchLabels(filter?.label_selector, c.config.labels),
+      )
+      .map((c) => ({
+        id: c.id,
+        pod_sandbox_id: c.sandboxId,
+        metadata: c.config.metadata,
+        image: c.config.image,
+        image_ref: c.imageRef,
+        state: c.state,
+        created_at: c.createdAt,
+        labels: c.config.labels ?? {},
+        annotations: c.config.annotations ?? {},
+      }));
   }
 
   async containerStatus(id: string): Promise<ContainerStatus> {

@@ -9,7 +9,16 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { CHANNEL_CLOSE, CHANNEL_ERROR, CHANNEL_STDERR, CHANNEL_STDIN, CHANNEL_STDOUT, STREAM_PROTOCOL_V5, exitStatus, negotiateProtocol } from '@kubeling/client/remotecommand';
+import {
+  CHANNEL_CLOSE,
+  CHANNEL_ERROR,
+  CHANNEL_STDERR,
+  CHANNEL_STDIN,
+  CHANNEL_STDOUT,
+  STREAM_PROTOCOL_V5,
+  exitStatus,
+  negotiateProtocol,
+} from '@kubeling/client/remotecommand';
 import type { AttachRequest, ExecRequest } from '@kubeling/cri';
 
 /** Runs one exec for a connection; resolves with the exit code. */
@@ -65,15 +74,20 @@ export class StreamingServer {
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const refuse = (code: number, msg: string) => {
-      socket.end(`HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : 'Bad Request'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(msg)}\r\nconnection: close\r\n\r\n${msg}`);
+      socket.end(
+        `HTTP/1.1 ${code} ${code === 404 ? 'Not Found' : 'Bad Request'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(msg)}\r\nconnection: close\r\n\r\n${msg}`,
+      );
     };
     const m = /^\/(exec|attach)\/([A-Za-z0-9_-]+)$/.exec(new URL(req.url ?? '/', 'http://runtime').pathname);
     const p = m ? this.pending.get(m[2]!) : undefined;
     if (!m || !p || p.r.kind !== m[1] || p.until < Date.now()) return refuse(404, 'session not found or expired');
     this.pending.delete(m[2]!);
     if (String(req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return refuse(400, 'only WebSocket upgrades are served');
-    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim());
-    if (!negotiateProtocol(offered)) return refuse(400, `none of the offered protocols [${offered.join(', ')}] is served; use v5.channel.k8s.io or v4.channel.k8s.io`);
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((s) => s.trim());
+    if (!negotiateProtocol(offered))
+      return refuse(400, `none of the offered protocols [${offered.join(', ')}] is served; use v5.channel.k8s.io or v4.channel.k8s.io`);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.run(ws, p.r));
   }
 
@@ -108,7 +122,12 @@ export class StreamingServer {
     void session.exited.then((code) => {
       this.live.delete(session);
       // An attach ends in success, whatever the container's exit code (that is in the pod's status).
-      const st = typeof code !== 'number' ? { metadata: {}, status: 'Failure', message: code, reason: 'InternalError' } : r.kind === 'exec' ? exitStatus(code, r.req.cmd) : exitStatus(0, []);
+      const st =
+        typeof code !== 'number'
+          ? { metadata: {}, status: 'Failure', message: code, reason: 'InternalError' }
+          : r.kind === 'exec'
+            ? exitStatus(code, r.req.cmd)
+            : exitStatus(0, []);
       send(CHANNEL_ERROR, Buffer.from(JSON.stringify(st)));
       if (ws.readyState === ws.OPEN) ws.close(1000);
     });

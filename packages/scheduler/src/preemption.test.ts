@@ -26,20 +26,35 @@ function diagnose(pod: PodInfo, nodes: NodeInfo[]): Map<string, Status> {
 }
 
 test('the fewest, least important victims on one node; pods of equal or higher priority stay', () => {
-  const n1 = nodeInfo(makeNode('n1', { cpu: '2' }), [makePod('a', { cpu: '1', priority: 10, node: 'n1' }), makePod('b', { cpu: '1', priority: 1, node: 'n1' })]);
-  const n2 = nodeInfo(makeNode('n2', { cpu: '2' }), [makePod('c', { cpu: '1', priority: 100, node: 'n2' }), makePod('d', { cpu: '1', priority: 100, node: 'n2' })]);
+  const n1 = nodeInfo(makeNode('n1', { cpu: '2' }), [
+    makePod('a', { cpu: '1', priority: 10, node: 'n1' }),
+    makePod('b', { cpu: '1', priority: 1, node: 'n1' }),
+  ]);
+  const n2 = nodeInfo(makeNode('n2', { cpu: '2' }), [
+    makePod('c', { cpu: '1', priority: 100, node: 'n2' }),
+    makePod('d', { cpu: '1', priority: 100, node: 'n2' }),
+  ]);
   const nodes = [n1, n2];
   const pod = podInfo('big', { cpu: '1', priority: 50 });
   const r = preempt({ profile, nodes, pdbs: [], fits }, pod, diagnose(pod, nodes));
   assert.equal(r.candidate?.node, 'n1');
-  assert.deepEqual(r.candidate?.victims.map((v) => v.pod.metadata.name), ['b']);
+  assert.deepEqual(
+    r.candidate?.victims.map((v) => v.pod.metadata.name),
+    ['b'],
+  );
 });
 
 test('PodDisruptionBudgets steer the choice to the node that breaks none', () => {
   const n1 = nodeInfo(makeNode('n1', { cpu: '1' }), [makePod('guarded', { cpu: '1', priority: 0, node: 'n1', labels: { app: 'db' } })]);
   const n2 = nodeInfo(makeNode('n2', { cpu: '1' }), [makePod('free', { cpu: '1', priority: 5, node: 'n2' })]);
   const nodes = [n1, n2];
-  const pdb = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'db', namespace: 'default' }, spec: { selector: { matchLabels: { app: 'db' } } }, status: { disruptionsAllowed: 0 } };
+  const pdb = {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: 'db', namespace: 'default' },
+    spec: { selector: { matchLabels: { app: 'db' } } },
+    status: { disruptionsAllowed: 0 },
+  };
   const pod = podInfo('big', { cpu: '1', priority: 50 });
   const r = preempt({ profile, nodes, pdbs: [pdb], fits }, pod, diagnose(pod, nodes));
   assert.equal(r.candidate?.node, 'n2');

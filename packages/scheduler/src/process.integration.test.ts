@@ -20,7 +20,15 @@ const LEASE = '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-s
 function startScheduler(port: number, extra: string[] = []): ChildProcess {
   const child = spawn(
     process.execPath,
-    nodeArgs(packageMain('scheduler'), [`--master=${env.url}`, `--secure-port=${port}`, '--log-level=warn', '--leader-elect-lease-duration=3s', '--leader-elect-renew-deadline=2s', '--leader-elect-retry-period=500ms', ...extra]),
+    nodeArgs(packageMain('scheduler'), [
+      `--master=${env.url}`,
+      `--secure-port=${port}`,
+      '--log-level=warn',
+      '--leader-elect-lease-duration=3s',
+      '--leader-elect-renew-deadline=2s',
+      '--leader-elect-retry-period=500ms',
+      ...extra,
+    ]),
     { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   children.push(child);
@@ -30,7 +38,13 @@ function startScheduler(port: number, extra: string[] = []): ChildProcess {
 before(async () => {
   env = await startTestEnv();
   await request(env.url, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'only' } });
-  await request(env.url, 'PATCH', '/api/v1/nodes/only/status', { status: { allocatable: { cpu: '8', memory: '16Gi', pods: '110' } } }, { contentType: 'application/merge-patch+json' });
+  await request(
+    env.url,
+    'PATCH',
+    '/api/v1/nodes/only/status',
+    { status: { allocatable: { cpu: '8', memory: '16Gi', pods: '110' } } },
+    { contentType: 'application/merge-patch+json' },
+  );
 });
 after(async () => {
   for (const c of children) await stopChild(c);
@@ -69,8 +83,15 @@ test('a bad --config file stops the scheduler with the reason', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sched-'));
   try {
     const file = join(dir, 'config.yaml');
-    writeFileSync(file, 'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n');
-    const r = spawnSync(process.execPath, nodeArgs(packageMain('scheduler'), [`--master=${env.url}`, `--config=${file}`, '--secure-port=0']), { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    writeFileSync(
+      file,
+      'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n',
+    );
+    const r = spawnSync(process.execPath, nodeArgs(packageMain('scheduler'), [`--master=${env.url}`, `--config=${file}`, '--secure-port=0']), {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(r.status, 1);
     assert.match(r.stderr, /plugin "NoSuchPlugin" does not exist/);
   } finally {

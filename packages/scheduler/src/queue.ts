@@ -96,7 +96,9 @@ export interface QueueOptions {
 }
 
 export class SchedulingQueue {
-  private readonly active = new Heap<QueuedPod>((a, b) => a.info.priority > b.info.priority || (a.info.priority === b.info.priority && a.timestamp < b.timestamp));
+  private readonly active = new Heap<QueuedPod>(
+    (a, b) => a.info.priority > b.info.priority || (a.info.priority === b.info.priority && a.timestamp < b.timestamp),
+  );
   private readonly backoff = new Heap<QueuedPod>((a, b) => this.backoffExpiry(a) < this.backoffExpiry(b));
   private readonly unschedulable = new Map<string, QueuedPod>();
   /** Where each pod is: 'active' | 'backoff' | 'unschedulable' | 'inflight'. */

@@ -50,7 +50,14 @@ export class SchedulerServer {
     this.informers = new InformerFactory(this.client, { onError: (e) => this.o.log.debug({ err: String(e) }, 'informer error') });
     // One metrics registry across leadership terms: metrics register once.
     const first = !this.scheduler;
-    const s = new Scheduler({ client: this.client, eventClient: this.eventClient, informers: this.informers, config: this.o.scheduler, log: this.o.log, ...(first ? { metrics: this.metrics } : {}) });
+    const s = new Scheduler({
+      client: this.client,
+      eventClient: this.eventClient,
+      informers: this.informers,
+      config: this.o.scheduler,
+      log: this.o.log,
+      ...(first ? { metrics: this.metrics } : {}),
+    });
     this.scheduler = s;
     s.init();
     this.informers.start();

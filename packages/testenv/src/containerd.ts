@@ -46,7 +46,11 @@ export interface ContainerdOptions {
 export async function startContainerd(opts: ContainerdOptions = {}): Promise<Containerd> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'kl-ctrd-'));
   mkdirSync(dir, { recursive: true });
-  const layer = tar(busyboxRootfs({ 'var/www/index.html': '<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>\n' }));
+  const layer = tar(
+    busyboxRootfs({
+      'var/www/index.html': '<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>\n',
+    }),
+  );
   const busybox = ociImage(layer, { Cmd: ['sh'] });
   const pause = ociImage(layer, { Entrypoint: ['/bin/sleep'], Cmd: ['inf'] });
   // The "nginx" image: busybox httpd on $NGINX_PORT (80 by default), logging each request.
@@ -64,7 +68,14 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
       cniVersion: '1.0.0',
       name: `kubeling-test-${n}`,
       plugins: [
-        { type: 'bridge', bridge, isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', ranges: [[{ subnet, gateway: `10.244.${n}.1` }]], dataDir: join(dir, 'ipam') } },
+        {
+          type: 'bridge',
+          bridge,
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: { type: 'host-local', ranges: [[{ subnet, gateway: `10.244.${n}.1` }]], dataDir: join(dir, 'ipam') },
+        },
         { type: 'portmap', capabilities: { portMappings: true } },
         { type: 'loopback' },
       ],
@@ -107,11 +118,20 @@ ${opts.mirrorDockerHub ? `    [plugins."io.containerd.grpc.v1.cri".registry.mirr
   return {
     endpoint: `unix://${sock}`,
     registry,
-    images: { busybox: `${registry.host}/library/busybox:latest`, nginx: `${registry.host}/library/nginx:1.27`, pause: `${registry.host}/pause:3.10`, missing: `${registry.host}/library/no-such-image:1.0` },
+    images: {
+      busybox: `${registry.host}/library/busybox:latest`,
+      nginx: `${registry.host}/library/nginx:1.27`,
+      pause: `${registry.host}/pause:3.10`,
+      missing: `${registry.host}/library/no-such-image:1.0`,
+    },
     subnet,
     stop: async () => {
       await stopChild(child);
-      await new Promise<void>((r) => spawn('ip', ['link', 'delete', bridge], { stdio: 'ignore' }).once('exit', () => r()).once('error', () => r()));
+      await new Promise<void>((r) =>
+        spawn('ip', ['link', 'delete', bridge], { stdio: 'ignore' })
+          .once('exit', () => r())
+          .once('error', () => r()),
+      );
       await registry.close();
       // Mounts under root/ go with containerd's shims; what is left is plain files.
       if (!opts.dir) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });

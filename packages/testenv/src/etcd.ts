@@ -199,7 +199,11 @@ export async function startEtcdCluster(n = 3, opts: { binary?: string } = {}): P
     rmSync(dataRoot, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => (await Promise.all(members.map((m) => fetch(`${m.endpoint}/health`).then((r) => r.ok)))).every(Boolean), 30_000, 'the etcd cluster to become healthy');
+    await waitFor(
+      async () => (await Promise.all(members.map((m) => fetch(`${m.endpoint}/health`).then((r) => r.ok)))).every(Boolean),
+      30_000,
+      'the etcd cluster to become healthy',
+    );
   } catch (e) {
     await stop();
     throw e;
@@ -224,7 +228,14 @@ export function repeat(fn: () => Promise<unknown>, periodMs: number): { stop(): 
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const tick = () => {
-    if (!stopped) timer = setTimeout(() => void fn().catch(() => undefined).finally(tick), periodMs);
+    if (!stopped)
+      timer = setTimeout(
+        () =>
+          void fn()
+            .catch(() => undefined)
+            .finally(tick),
+        periodMs,
+      );
   };
   tick();
   return {

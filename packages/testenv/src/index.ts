@@ -94,7 +94,12 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       const serving = await issue(ca, { commonName: 'kube-apiserver', dnsNames: APISERVER_DNS, ips: APISERVER_IPS, usage: 'server' });
       tls = { cert: serving.certPem, key: serving.keyPem, clientCA: ca.certPem };
       const sa = await serviceAccountKeys();
-      pki = { caPem: ca.certPem, saPrivatePem: sa.privatePem, saPublicPem: sa.publicPem, client: (cn, orgs = []) => issue(ca, { commonName: cn, organizations: orgs, usage: 'client' }) };
+      pki = {
+        caPem: ca.certPem,
+        saPrivatePem: sa.privatePem,
+        saPublicPem: sa.publicPem,
+        client: (cn, orgs = []) => issue(ca, { commonName: cn, organizations: orgs, usage: 'client' }),
+      };
     }
     if (opts.apiserverProcess) {
       const port = await freePort();
@@ -105,20 +110,41 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
         writeFileSync(f, pem, { mode: 0o600 });
         return f;
       };
-      const secureFlags = tls && pki
-        ? [`--tls-cert-file=${file('serving.crt', tls.cert)}`, `--tls-private-key-file=${file('serving.key', tls.key)}`, `--client-ca-file=${file('ca.crt', tls.clientCA)}`, `--service-account-signing-key-file=${file('sa.key', pki.saPrivatePem)}`, `--service-account-key-file=${file('sa.pub', pki.saPublicPem)}`]
-        : [];
-      const child = spawn(process.execPath, nodeArgs(packageMain('apiserver'), [`--etcd-servers=${etcd.endpoint}`, `--secure-port=${port}`, '--log-level=warn', ...secureFlags, ...(opts.processArgs ?? [])]), {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        cwd: fileURLToPath(new URL('../../..', import.meta.url)),
-      });
+      const secureFlags =
+        tls && pki
+          ? [
+              `--tls-cert-file=${file('serving.crt', tls.cert)}`,
+              `--tls-private-key-file=${file('serving.key', tls.key)}`,
+              `--client-ca-file=${file('ca.crt', tls.clientCA)}`,
+              `--service-account-signing-key-file=${file('sa.key', pki.saPrivatePem)}`,
+              `--service-account-key-file=${file('sa.pub', pki.saPublicPem)}`,
+            ]
+          : [];
+      const child = spawn(
+        process.execPath,
+        nodeArgs(packageMain('apiserver'), [
+          `--etcd-servers=${etcd.endpoint}`,
+          `--secure-port=${port}`,
+          '--log-level=warn',
+          ...secureFlags,
+          ...(opts.processArgs ?? []),
+        ]),
+        {
+          stdio: ['ignore', 'ignore', 'inherit'],
+          cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+        },
+      );
       const url = `${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
       const ready = tls ? () => readyOverTLS(url, tls!.clientCA) : async () => (await fetch(`${url}/readyz`)).ok;
       try {
-        await waitFor(async () => {
-          if (child.exitCode !== null) throw new Error(`apiserver exited with ${child.exitCode}`);
-          return ready();
-        }, 90_000, 'apiserver to become ready');
+        await waitFor(
+          async () => {
+            if (child.exitCode !== null) throw new Error(`apiserver exited with ${child.exitCode}`);
+            return ready();
+          },
+          90_000,
+          'apiserver to become ready',
+        );
       } catch (e) {
         await stopChild(child);
         rmSync(dir, { recursive: true, force: true });
@@ -137,7 +163,13 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
         },
       };
     }
-    const server = await buildApiServer({ etcdServers: [etcd.endpoint], logger: false, ...(tls ? { tls } : {}), ...(pki ? { serviceAccount: { signingKeyPem: pki.saPrivatePem, publicKeyPems: [pki.saPublicPem] } } : {}), ...opts.server });
+    const server = await buildApiServer({
+      etcdServers: [etcd.endpoint],
+      logger: false,
+      ...(tls ? { tls } : {}),
+      ...(pki ? { serviceAccount: { signingKeyPem: pki.saPrivatePem, publicKeyPems: [pki.saPublicPem] } } : {}),
+      ...opts.server,
+    });
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = server.app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : 0;
@@ -253,7 +285,12 @@ export interface Credentials {
  * `contentType` says otherwise, JSON replies are parsed.
  */
 export function clientFor(env: { url: string; pki?: TestPKI }, creds: Credentials) {
-  return (method: string, path: string, body?: unknown, opts: { contentType?: string; accept?: string; headers?: Record<string, string> } = {}): Promise<Reply> => {
+  return (
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: { contentType?: string; accept?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply> => {
     const u = new URL(env.url + path);
     const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
     return new Promise((resolve, reject) => {

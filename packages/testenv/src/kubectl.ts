@@ -83,10 +83,15 @@ export class Kubectl {
 
   run(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
     return new Promise((resolve) => {
-      const child = execFile(this.binary, this.args(args), { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      });
+      const child = execFile(
+        this.binary,
+        this.args(args),
+        { timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: '' } },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+          resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+        },
+      );
       if (opts.input !== undefined) child.stdin!.end(opts.input);
     });
   }

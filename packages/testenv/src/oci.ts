@@ -65,7 +65,9 @@ const sha = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex'
 /** The busybox root filesystem as tar entries, plus extra files. */
 export function busyboxRootfs(extra: Record<string, string> = {}): TarEntry[] {
   const bin = readFileSync('/bin/busybox');
-  const applets = execFileSync('/bin/busybox', ['--list'], { encoding: 'utf8' }).split('\n').filter((a) => a && a !== 'busybox');
+  const applets = execFileSync('/bin/busybox', ['--list'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((a) => a && a !== 'busybox');
   const entries: TarEntry[] = [
     { path: 'bin', type: 'dir' },
     { path: 'bin/busybox', type: 'file', data: bin, mode: 0o755 },
@@ -100,7 +102,14 @@ export interface OciImage {
 /** One image: a single layer plus a config with entrypoint/cmd/env. */
 export function ociImage(layer: Buffer, config: { Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string }): OciImage {
   const layerDigest = sha(layer);
-  const cfg = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Env: ['PATH=/bin:/sbin:/usr/bin'], ...config }, rootfs: { type: 'layers', diff_ids: [layerDigest] } }));
+  const cfg = Buffer.from(
+    JSON.stringify({
+      architecture: 'amd64',
+      os: 'linux',
+      config: { Env: ['PATH=/bin:/sbin:/usr/bin'], ...config },
+      rootfs: { type: 'layers', diff_ids: [layerDigest] },
+    }),
+  );
   const cfgDigest = sha(cfg);
   const manifest = Buffer.from(
     JSON.stringify({
@@ -110,7 +119,14 @@ export function ociImage(layer: Buffer, config: { Entrypoint?: string[]; Cmd?: s
       layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: layerDigest, size: layer.length }],
     }),
   );
-  return { manifest, manifestDigest: sha(manifest), blobs: new Map([[layerDigest, layer], [cfgDigest, cfg]]) };
+  return {
+    manifest,
+    manifestDigest: sha(manifest),
+    blobs: new Map([
+      [layerDigest, layer],
+      [cfgDigest, cfg],
+    ]),
+  };
 }
 
 export interface Registry {
@@ -141,7 +157,9 @@ export async function startRegistry(images: Record<string, OciImage>): Promise<R
     const m = /^\/v2\/(.+)\/(manifests|blobs)\/([^/]+)$/.exec(url.pathname);
     const repo = m && byRepo.get(m[1]!);
     if (!m || !repo) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry' }] }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry' }] }));
       return;
     }
     if (m[2] === 'manifests') {
@@ -150,7 +168,11 @@ export async function startRegistry(images: Record<string, OciImage>): Promise<R
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'MANIFEST_UNKNOWN', message: 'manifest unknown' }] }));
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json', 'docker-content-digest': img.manifestDigest, 'content-length': String(img.manifest.length) });
+      res.writeHead(200, {
+        'content-type': 'application/vnd.oci.image.manifest.v1+json',
+        'docker-content-digest': img.manifestDigest,
+        'content-length': String(img.manifest.length),
+      });
       res.end(req.method === 'HEAD' ? undefined : img.manifest);
       return;
     }

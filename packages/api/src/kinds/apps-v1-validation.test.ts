@@ -142,7 +142,12 @@ test('StatefulSet spec validation follows upstream: the template is checked for 
     'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
     'spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported',
   ]);
-  const bad: Obj = { selector: {}, template: {}, updateStrategy: { type: 'OnDelete', rollingUpdate: { partition: 1 } }, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Keep' } };
+  const bad: Obj = {
+    selector: {},
+    template: {},
+    updateStrategy: { type: 'OnDelete', rollingUpdate: { partition: 1 } },
+    persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Keep' },
+  };
   defaultStatefulSetSpec(bad);
   assert.deepEqual(messages(validateStatefulSetSpec(bad)), [
     "spec.updateStrategy.rollingUpdate: Invalid value: apps.RollingUpdateStatefulSetStrategy{Partition:1, MaxUnavailable:(*intstr.IntOrString)(nil)}: only allowed for updateStrategy 'RollingUpdate'",
@@ -183,9 +188,10 @@ test('Deployment: replicas, selector against template labels, strategy, deadline
     'spec.selector.matchExpressions[0].operator: Invalid value: "Near": not a valid selector operator',
     'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:"app", Operator:"Near", Values:[]string{"d"}}}}: invalid label selector',
   ]);
-  assert.deepEqual(messages(validateDeploymentSpec(deployment({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '0%' } } }))), [
-    'spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0',
-  ]);
+  assert.deepEqual(
+    messages(validateDeploymentSpec(deployment({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: '0%' } } }))),
+    ['spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0'],
+  );
   assert.deepEqual(messages(validateDeploymentSpec(deployment({ strategy: { rollingUpdate: { maxUnavailable: '150%', maxSurge: 'lots' } } }))), [
     "spec.strategy.rollingUpdate.maxSurge: Invalid value: lots: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
     'spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 150%: must not be greater than 100%',
@@ -200,11 +206,18 @@ test('Deployment: replicas, selector against template labels, strategy, deadline
     'spec.progressDeadlineSeconds: Invalid value: 10: must be greater than minReadySeconds',
   ]);
   // the template: pod spec, restart policy, deadline, labels under upstream's path
-  assert.deepEqual(messages(validateDeploymentSpec(deployment({}, { restartPolicy: 'OnFailure', activeDeadlineSeconds: 30, volumes: [{ name: 'v', emptyDir: {}, hostPath: { path: '/' } }] }))), [
-    'spec.template.spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type',
-    'spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: "Always"',
-    'spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported',
-  ]);
+  assert.deepEqual(
+    messages(
+      validateDeploymentSpec(
+        deployment({}, { restartPolicy: 'OnFailure', activeDeadlineSeconds: 30, volumes: [{ name: 'v', emptyDir: {}, hostPath: { path: '/' } }] }),
+      ),
+    ),
+    [
+      'spec.template.spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type',
+      'spec.template.spec.restartPolicy: Unsupported value: "OnFailure": supported values: "Always"',
+      'spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported',
+    ],
+  );
   assert.deepEqual(messages(validateDeploymentSpec(deployment({}, {}, { app: 'd', 'a b': 'x' }))), [
     "spec.template.labels: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
   ]);
@@ -222,16 +235,26 @@ test('Deployment: replicas, selector against template labels, strategy, deadline
 });
 
 test('ReplicaSet and DaemonSet specs', () => {
-  const rs: Obj = { replicas: 2, minReadySeconds: -1, selector: { matchLabels: { app: 'r' } }, template: { metadata: { labels: { app: 'r' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } };
+  const rs: Obj = {
+    replicas: 2,
+    minReadySeconds: -1,
+    selector: { matchLabels: { app: 'r' } },
+    template: { metadata: { labels: { app: 'r' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+  };
   defaultReplicaSetSpec(rs);
   assert.deepEqual(messages(validateReplicaSetSpec(rs)), ['spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0']);
 
-  const ds: Obj = { selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } };
+  const ds: Obj = {
+    selector: { matchLabels: { app: 'x' } },
+    template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+  };
   defaultDaemonSetSpec(ds);
   assert.deepEqual(ds.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } });
   assert.deepEqual(validateDaemonSetSpec(ds), []);
   (ds.updateStrategy as Obj).rollingUpdate = { maxUnavailable: 1, maxSurge: '10%' };
-  assert.deepEqual(messages(validateDaemonSetSpec(ds)), ['spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 10%: may not be set when maxUnavailable is non-zero']);
+  assert.deepEqual(messages(validateDaemonSetSpec(ds)), [
+    'spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 10%: may not be set when maxUnavailable is non-zero',
+  ]);
   (ds.updateStrategy as Obj).rollingUpdate = { maxUnavailable: '0%', maxSurge: 0 };
   assert.deepEqual(messages(validateDaemonSetSpec(ds)), ['spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0']);
   ds.updateStrategy = { type: 'Sometimes' };

@@ -39,7 +39,10 @@ export function goLabelSelector(sel: LabelSelectorObject | null | undefined): fi
     exprs === undefined || exprs === null
       ? '[]v1.LabelSelectorRequirement(nil)'
       : `[]v1.LabelSelectorRequirement{${exprs
-          .map((e) => `v1.LabelSelectorRequirement{Key:${goQuoted(strOf(e.key))}, Operator:${goQuoted(strOf(e.operator))}, Values:${field.goStringSlice(e.values).text}}`)
+          .map(
+            (e) =>
+              `v1.LabelSelectorRequirement{Key:${goQuoted(strOf(e.key))}, Operator:${goQuoted(strOf(e.operator))}, Values:${field.goStringSlice(e.values).text}}`,
+          )
           .join(', ')}}`;
   return new field.GoValue(`v1.LabelSelector{MatchLabels:${field.goStringMap(sel.matchLabels).text}, MatchExpressions:${reqs}}`);
 }
@@ -97,7 +100,9 @@ const templateLabels = (template: unknown) => objOf(objOf(objOf(template)?.metad
 
 function selectorMismatch(selector: LabelSelector, template: unknown, p: string): FieldError[] {
   const labels = templateLabels(template);
-  return !selector.empty() && !selector.matches(labels ?? {}) ? [field.invalid(`${p}.metadata.labels`, field.goStringMap(labels), '`selector` does not match template `labels`')] : [];
+  return !selector.empty() && !selector.matches(labels ?? {})
+    ? [field.invalid(`${p}.metadata.labels`, field.goStringMap(labels), '`selector` does not match template `labels`')]
+    : [];
 }
 
 /** The template with its pod spec defaulted when it has none (upstream's template is a value, always defaulted). */
@@ -115,7 +120,8 @@ function validateTemplateForReplicaSet(template: unknown, selector: LabelSelecto
   const spec = objOf(t.spec) ?? {};
   const errs = [...selectorMismatch(selector, t, p), ...validatePodTemplateSpec(t, p)];
   if (spec.restartPolicy !== 'Always') errs.push(field.notSupported(`${p}.spec.restartPolicy`, strOf(spec.restartPolicy), ['Always']));
-  if (present(spec.activeDeadlineSeconds)) errs.push(field.forbidden(`${p}.spec.activeDeadlineSeconds`, 'activeDeadlineSeconds in ReplicaSet is not Supported'));
+  if (present(spec.activeDeadlineSeconds))
+    errs.push(field.forbidden(`${p}.spec.activeDeadlineSeconds`, 'activeDeadlineSeconds in ReplicaSet is not Supported'));
   return errs;
 }
 
@@ -139,7 +145,9 @@ function validateDeploymentStrategy(strategy: unknown, p: string): FieldError[] 
       return errs;
     }
     default: {
-      const value = new field.GoValue(`apps.DeploymentStrategy{Type:${goQuoted(type)}, RollingUpdate:${goPtr('apps.RollingUpdateDeployment', s.rollingUpdate)}}`);
+      const value = new field.GoValue(
+        `apps.DeploymentStrategy{Type:${goQuoted(type)}, RollingUpdate:${goPtr('apps.RollingUpdateDeployment', s.rollingUpdate)}}`,
+      );
       return [field.notSupported(p, value, ['Recreate', 'RollingUpdate'])];
     }
   }
@@ -171,7 +179,11 @@ export function validateDeploymentSpec(spec: unknown, p = 'spec'): FieldError[] 
 export function validateReplicaSetSpec(spec: unknown, p = 'spec'): FieldError[] {
   const s = objOf(spec) ?? {};
   const sel = objOf(s.selector) as LabelSelectorObject | undefined;
-  const errs = [...nonNegative(s.replicas, `${p}.replicas`), ...nonNegative(s.minReadySeconds, `${p}.minReadySeconds`), ...validateRequiredSelector(sel, `${p}.selector`, 'deployment')];
+  const errs = [
+    ...nonNegative(s.replicas, `${p}.replicas`),
+    ...nonNegative(s.minReadySeconds, `${p}.minReadySeconds`),
+    ...validateRequiredSelector(sel, `${p}.selector`, 'deployment'),
+  ];
   const selector = asSelector(sel);
   if (selector instanceof Error) errs.push(field.invalid(`${p}.selector`, goLabelSelector(sel), 'invalid label selector'));
   else errs.push(...validateTemplateForReplicaSet(s.template, selector, `${p}.template`));
@@ -203,7 +215,9 @@ function validateDaemonSetUpdateStrategy(strategy: unknown, p: string): FieldErr
       return errs;
     }
     default: {
-      const value = new field.GoValue(`apps.DaemonSetUpdateStrategy{Type:${goQuoted(type)}, RollingUpdate:${goPtr('apps.RollingUpdateDaemonSet', s.rollingUpdate)}}`);
+      const value = new field.GoValue(
+        `apps.DaemonSetUpdateStrategy{Type:${goQuoted(type)}, RollingUpdate:${goPtr('apps.RollingUpdateDaemonSet', s.rollingUpdate)}}`,
+      );
       return [field.notSupported(p, value, ['RollingUpdate', 'OnDelete'])];
     }
   }
@@ -225,7 +239,8 @@ export function validateDaemonSetSpec(spec: unknown, p = 'spec'): FieldError[] {
   errs.push(...validatePodTemplateSpec(t, `${p}.template`));
   const podSpec = objOf(t.spec) ?? {};
   if (podSpec.restartPolicy !== 'Always') errs.push(field.notSupported(`${p}.template.spec.restartPolicy`, strOf(podSpec.restartPolicy), ['Always']));
-  if (present(podSpec.activeDeadlineSeconds)) errs.push(field.forbidden(`${p}.template.spec.activeDeadlineSeconds`, 'activeDeadlineSeconds in DaemonSet is not Supported'));
+  if (present(podSpec.activeDeadlineSeconds))
+    errs.push(field.forbidden(`${p}.template.spec.activeDeadlineSeconds`, 'activeDeadlineSeconds in DaemonSet is not Supported'));
   errs.push(...nonNegative(s.minReadySeconds, `${p}.minReadySeconds`));
   errs.push(...nonNegative(s.templateGeneration, `${p}.templateGeneration`));
   errs.push(...validateDaemonSetUpdateStrategy(s.updateStrategy, `${p}.updateStrategy`));
@@ -242,7 +257,9 @@ function validateStatefulSetUpdateStrategy(strategy: unknown, p: string): FieldE
   const type = strOf(s.type);
   const ru = objOf(s.rollingUpdate);
   const ruValue = () =>
-    new field.GoValue(`apps.RollingUpdateStatefulSetStrategy{Partition:${typeof ru?.partition === 'number' ? ru.partition : 0}, MaxUnavailable:${goPtr('intstr.IntOrString', ru?.maxUnavailable)}}`);
+    new field.GoValue(
+      `apps.RollingUpdateStatefulSetStrategy{Partition:${typeof ru?.partition === 'number' ? ru.partition : 0}, MaxUnavailable:${goPtr('intstr.IntOrString', ru?.maxUnavailable)}}`,
+    );
   switch (type) {
     case '':
       return [field.required(p, '')];
@@ -260,7 +277,9 @@ function validateStatefulSetUpdateStrategy(strategy: unknown, p: string): FieldE
       return errs;
     }
     default: {
-      const value = new field.GoValue(`apps.StatefulSetUpdateStrategy{Type:${goQuoted(type)}, RollingUpdate:${goPtr('apps.RollingUpdateStatefulSetStrategy', s.rollingUpdate)}}`);
+      const value = new field.GoValue(
+        `apps.StatefulSetUpdateStrategy{Type:${goQuoted(type)}, RollingUpdate:${goPtr('apps.RollingUpdateStatefulSetStrategy', s.rollingUpdate)}}`,
+      );
       return [field.invalid(p, value, "must be 'RollingUpdate' or 'OnDelete'")];
     }
   }
@@ -305,7 +324,8 @@ export function validateStatefulSetSpec(spec: unknown, p = 'spec'): FieldError[]
   }
   const podSpec = objOf(t.spec) ?? {};
   if (podSpec.restartPolicy !== 'Always') errs.push(field.notSupported(`${p}.template.spec.restartPolicy`, strOf(podSpec.restartPolicy), ['Always']));
-  if (present(podSpec.activeDeadlineSeconds)) errs.push(field.forbidden(`${p}.template.spec.activeDeadlineSeconds`, 'activeDeadlineSeconds in StatefulSet is not Supported'));
+  if (present(podSpec.activeDeadlineSeconds))
+    errs.push(field.forbidden(`${p}.template.spec.activeDeadlineSeconds`, 'activeDeadlineSeconds in StatefulSet is not Supported'));
   return errs;
 }
 

@@ -28,8 +28,7 @@ const A = 'io.k8s.api.apps.v1.';
  * A struct-valued field with its own `x-kubernetes-patch-strategy` (upstream puts
  * the tag on the field, not on the referenced definition).
  */
-const withPatchStrategy = <S extends TSchema>(schema: S, strategy: string): S =>
-  ({ ...schema, 'x-kubernetes-patch-strategy': strategy }) as S;
+const withPatchStrategy = <S extends TSchema>(schema: S, strategy: string): S => ({ ...schema, 'x-kubernetes-patch-strategy': strategy }) as S;
 
 const conditionsOpts: ListOptions = { mergeKey: 'type', strategy: 'merge', listType: 'map', mapKeys: ['type'] };
 
@@ -50,13 +49,12 @@ export const DeploymentSpec = object(
   'DeploymentSpec is the specification of the desired behavior of the Deployment.',
   {
     replicas: int32('Number of desired pods. Defaults to 1.'),
-    selector: described(LabelSelector, 'Label selector for pods; it must match the pod template\'s labels.'),
+    selector: described(LabelSelector, "Label selector for pods; it must match the pod template's labels."),
     template: described(PodTemplateSpec, 'Template describes the pods that will be created.'),
-    strategy: withPatchStrategy(
-      described(DeploymentStrategy, 'The deployment strategy to use to replace existing pods with new ones.'),
-      'retainKeys',
+    strategy: withPatchStrategy(described(DeploymentStrategy, 'The deployment strategy to use to replace existing pods with new ones.'), 'retainKeys'),
+    minReadySeconds: int32(
+      'Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available.',
     ),
-    minReadySeconds: int32('Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available.'),
     revisionHistoryLimit: int32('The number of old ReplicaSets to retain to allow rollback. Defaults to 10.'),
     paused: boolean('Indicates that the deployment is paused.'),
     progressDeadlineSeconds: int32('The maximum time in seconds for a deployment to make progress before it is considered to be failed. Defaults to 600s.'),
@@ -102,7 +100,9 @@ export const ReplicaSetSpec = object(
   'ReplicaSetSpec is the specification of a ReplicaSet.',
   {
     replicas: int32('Replicas is the number of desired pods. Defaults to 1.'),
-    minReadySeconds: int32('Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available.'),
+    minReadySeconds: int32(
+      'Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available.',
+    ),
     selector: described(LabelSelector, 'Selector is a label query over pods that should match the replica count.'),
     template: described(PodTemplateSpec, 'Template is the object that describes the pod that will be created if insufficient replicas are detected.'),
   },
@@ -149,19 +149,25 @@ export const RollingUpdateDaemonSet = object(A + 'RollingUpdateDaemonSet', 'Spec
   maxSurge: intOrString('The maximum number of nodes with an existing available DaemonSet pod that can have an updated DaemonSet pod during an update.'),
 });
 
-export const DaemonSetUpdateStrategy = object(A + 'DaemonSetUpdateStrategy', 'DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.', {
-  type: enumString(['OnDelete', 'RollingUpdate'], 'Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.'),
-  rollingUpdate: described(RollingUpdateDaemonSet, 'Rolling update config params. Present only if type = "RollingUpdate".'),
-});
+export const DaemonSetUpdateStrategy = object(
+  A + 'DaemonSetUpdateStrategy',
+  'DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.',
+  {
+    type: enumString(['OnDelete', 'RollingUpdate'], 'Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.'),
+    rollingUpdate: described(RollingUpdateDaemonSet, 'Rolling update config params. Present only if type = "RollingUpdate".'),
+  },
+);
 
 export const DaemonSetSpec = object(
   A + 'DaemonSetSpec',
   'DaemonSetSpec is the specification of a daemon set.',
   {
-    selector: described(LabelSelector, 'A label query over pods that are managed by the daemon set; it must match the pod template\'s labels.'),
+    selector: described(LabelSelector, "A label query over pods that are managed by the daemon set; it must match the pod template's labels."),
     template: described(PodTemplateSpec, 'An object that describes the pod that will be created on every eligible node.'),
     updateStrategy: described(DaemonSetUpdateStrategy, 'An update strategy to replace existing DaemonSet pods with new pods.'),
-    minReadySeconds: int32('The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available.'),
+    minReadySeconds: int32(
+      'The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available.',
+    ),
     revisionHistoryLimit: int32('The number of old history to retain to allow rollback. Defaults to 10.'),
   },
   ['selector', 'template'],
@@ -219,7 +225,10 @@ export const StatefulSetUpdateStrategy = object(
   'StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates.',
   {
     type: enumString(['OnDelete', 'RollingUpdate'], 'Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate.'),
-    rollingUpdate: described(RollingUpdateStatefulSetStrategy, 'RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.'),
+    rollingUpdate: described(
+      RollingUpdateStatefulSetStrategy,
+      'RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType.',
+    ),
   },
 );
 
@@ -227,14 +236,22 @@ export const StatefulSetPersistentVolumeClaimRetentionPolicy = object(
   A + 'StatefulSetPersistentVolumeClaimRetentionPolicy',
   'StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet VolumeClaimTemplates.',
   {
-    whenDeleted: string('WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is deleted (Retain or Delete).'),
-    whenScaled: string('WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is scaled down (Retain or Delete).'),
+    whenDeleted: string(
+      'WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is deleted (Retain or Delete).',
+    ),
+    whenScaled: string(
+      'WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is scaled down (Retain or Delete).',
+    ),
   },
 );
 
-export const StatefulSetOrdinals = object(A + 'StatefulSetOrdinals', 'StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.', {
-  start: int32("start is the number representing the first replica's index. Defaults to 0."),
-});
+export const StatefulSetOrdinals = object(
+  A + 'StatefulSetOrdinals',
+  'StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.',
+  {
+    start: int32("start is the number representing the first replica's index. Defaults to 0."),
+  },
+);
 
 export const StatefulSetSpec = object(
   A + 'StatefulSetSpec',
@@ -245,10 +262,20 @@ export const StatefulSetSpec = object(
     template: described(PodTemplateSpec, 'template is the object that describes the pod that will be created if insufficient replicas are detected.'),
     volumeClaimTemplates: list(PersistentVolumeClaim, 'volumeClaimTemplates is a list of claims that pods are allowed to reference.', { listType: 'atomic' }),
     serviceName: string('serviceName is the name of the service that governs this StatefulSet.'),
-    podManagementPolicy: enumString(['OrderedReady', 'Parallel'], 'podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down.'),
-    updateStrategy: described(StatefulSetUpdateStrategy, 'updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.'),
-    revisionHistoryLimit: int32("revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history. The default value is 10."),
-    minReadySeconds: int32('Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available.'),
+    podManagementPolicy: enumString(
+      ['OrderedReady', 'Parallel'],
+      'podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down.',
+    ),
+    updateStrategy: described(
+      StatefulSetUpdateStrategy,
+      'updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template.',
+    ),
+    revisionHistoryLimit: int32(
+      "revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history. The default value is 10.",
+    ),
+    minReadySeconds: int32(
+      'Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available.',
+    ),
     persistentVolumeClaimRetentionPolicy: described(
       StatefulSetPersistentVolumeClaimRetentionPolicy,
       'persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates.',
@@ -278,10 +305,18 @@ export const StatefulSetStatus = object(
     observedGeneration: int64('observedGeneration is the most recent generation observed for this StatefulSet.'),
     replicas: int32('replicas is the number of Pods created by the StatefulSet controller.'),
     readyReplicas: int32('readyReplicas is the number of pods created for this StatefulSet with a Ready Condition.'),
-    currentReplicas: int32('currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by currentRevision.'),
-    updatedReplicas: int32('updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by updateRevision.'),
-    currentRevision: string('currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [0,currentReplicas).'),
-    updateRevision: string('updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [replicas-updatedReplicas,replicas).'),
+    currentReplicas: int32(
+      'currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by currentRevision.',
+    ),
+    updatedReplicas: int32(
+      'updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by updateRevision.',
+    ),
+    currentRevision: string(
+      'currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [0,currentReplicas).',
+    ),
+    updateRevision: string(
+      'updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence [replicas-updatedReplicas,replicas).',
+    ),
     collisionCount: int32('collisionCount is the count of hash collisions for the StatefulSet, used when naming the newest ControllerRevision.'),
     conditions: list(StatefulSetCondition, "Represents the latest available observations of a statefulset's current state.", conditionsOpts),
     availableReplicas: int32('Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset.'),
@@ -296,14 +331,10 @@ export const StatefulSet = kindOf(A + 'StatefulSet', 'StatefulSet represents a s
 
 // ---------------------------------------------------------------- ControllerRevision
 
-export const ControllerRevision = kindOf(
-  A + 'ControllerRevision',
-  'ControllerRevision implements an immutable snapshot of state data.',
-  {
-    data: opaque('Data is the serialized representation of the state.'),
-    revision: int64('Revision indicates the revision of the state represented by Data.'),
-  },
-);
+export const ControllerRevision = kindOf(A + 'ControllerRevision', 'ControllerRevision implements an immutable snapshot of state data.', {
+  data: opaque('Data is the serialized representation of the state.'),
+  revision: int64('Revision indicates the revision of the state represented by Data.'),
+});
 
 export type RollingUpdateDeployment = Static<typeof RollingUpdateDeployment>;
 export type DeploymentStrategy = Static<typeof DeploymentStrategy>;

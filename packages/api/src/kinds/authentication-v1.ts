@@ -20,7 +20,9 @@ export const UserInfo = object(N + 'UserInfo', 'UserInfo holds the information a
 
 export const TokenReviewSpec = object(N + 'TokenReviewSpec', 'TokenReviewSpec is a description of the token authentication request.', {
   token: string('Token is the opaque bearer token.'),
-  audiences: list(Type.String(), 'Audiences is a list of the identifiers that the resource server presented with the token identifies as.', { listType: 'atomic' }),
+  audiences: list(Type.String(), 'Audiences is a list of the identifiers that the resource server presented with the token identifies as.', {
+    listType: 'atomic',
+  }),
 });
 
 export const TokenReviewStatus = object(N + 'TokenReviewStatus', 'TokenReviewStatus is the result of the token authentication request.', {
@@ -32,14 +34,10 @@ export const TokenReviewStatus = object(N + 'TokenReviewStatus', 'TokenReviewSta
   error: string("Error indicates that the token couldn't be checked."),
 });
 
-export const TokenReview = kindOf(
-  N + 'TokenReview',
-  'TokenReview attempts to authenticate a token to a known user.',
-  {
-    spec: described(TokenReviewSpec, 'Spec holds information about the request being evaluated.'),
-    status: described(TokenReviewStatus, 'Status is filled in by the server and indicates whether the request can be authenticated.'),
-  },
-);
+export const TokenReview = kindOf(N + 'TokenReview', 'TokenReview attempts to authenticate a token to a known user.', {
+  spec: described(TokenReviewSpec, 'Spec holds information about the request being evaluated.'),
+  status: described(TokenReviewStatus, 'Status is filled in by the server and indicates whether the request can be authenticated.'),
+});
 
 // ---------------------------------------------------------------- TokenRequest
 
@@ -56,7 +54,10 @@ export const TokenRequestSpec = object(
   {
     audiences: list(Type.String(), 'Audiences are the intended audiences of the token.', { listType: 'atomic' }),
     expirationSeconds: int64('ExpirationSeconds is the requested duration of validity of the request.'),
-    boundObjectRef: described(BoundObjectReference, "BoundObjectRef is a reference to an object that the token will be bound to; the token is only valid for as long as the object exists."),
+    boundObjectRef: described(
+      BoundObjectReference,
+      'BoundObjectRef is a reference to an object that the token will be bound to; the token is only valid for as long as the object exists.',
+    ),
   },
   ['audiences'],
 );

@@ -44,8 +44,14 @@ export const ResourceAttributes = object(
     resource: string('resource is one of the existing resource types. "*" means all.'),
     subresource: string('subresource is one of the existing resource types. "" means none.'),
     name: string('name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.'),
-    fieldSelector: described(FieldSelectorAttributes, 'fieldSelector describes the limitation on access based on field. It can only limit access, not broaden it.'),
-    labelSelector: described(LabelSelectorAttributes, 'labelSelector describes the limitation on access based on labels. It can only limit access, not broaden it.'),
+    fieldSelector: described(
+      FieldSelectorAttributes,
+      'fieldSelector describes the limitation on access based on field. It can only limit access, not broaden it.',
+    ),
+    labelSelector: described(
+      LabelSelectorAttributes,
+      'labelSelector describes the limitation on access based on labels. It can only limit access, not broaden it.',
+    ),
   },
 );
 
@@ -110,7 +116,10 @@ export const LocalSubjectAccessReview = kindOf(
   Z + 'LocalSubjectAccessReview',
   'LocalSubjectAccessReview checks whether or not a user or group can perform an action in a given namespace.',
   {
-    spec: described(SubjectAccessReviewSpec, 'Spec holds information about the request being evaluated; spec.namespace must be equal to the namespace of the request.'),
+    spec: described(
+      SubjectAccessReviewSpec,
+      'Spec holds information about the request being evaluated; spec.namespace must be equal to the namespace of the request.',
+    ),
     status: described(SubjectAccessReviewStatus, 'Status is filled in by the server and indicates whether the request is allowed or not.'),
   },
 );
@@ -154,7 +163,9 @@ export const SubjectRulesReviewStatus = object(
   'SubjectRulesReviewStatus contains the result of a rules check, which can be incomplete.',
   {
     resourceRules: list(ResourceRule, 'ResourceRules is the list of actions the subject is allowed to perform on resources.', { listType: 'atomic' }),
-    nonResourceRules: list(NonResourceRule, 'NonResourceRules is the list of actions the subject is allowed to perform on non-resources.', { listType: 'atomic' }),
+    nonResourceRules: list(NonResourceRule, 'NonResourceRules is the list of actions the subject is allowed to perform on non-resources.', {
+      listType: 'atomic',
+    }),
     incomplete: boolean('Incomplete is true when the rules returned by this call are incomplete.'),
     evaluationError: string('EvaluationError can appear in combination with Rules and indicates an error occurred during rule evaluation.'),
   },

@@ -46,10 +46,15 @@ export const HorizontalPodAutoscalerSpec = object(
   S + 'HorizontalPodAutoscalerSpec',
   'HorizontalPodAutoscalerSpec is the specification of a horizontal pod autoscaler.',
   {
-    scaleTargetRef: described(CrossVersionObjectReference, 'reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.'),
+    scaleTargetRef: described(
+      CrossVersionObjectReference,
+      'reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource.',
+    ),
     minReplicas: int32('minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down. It defaults to 1 pod.'),
     maxReplicas: int32('maxReplicas is the upper limit for the number of pods that can be set by the autoscaler; cannot be smaller than MinReplicas.'),
-    targetCPUUtilizationPercentage: int32('targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods.'),
+    targetCPUUtilizationPercentage: int32(
+      'targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods.',
+    ),
   },
   ['scaleTargetRef', 'maxReplicas'],
 );
@@ -62,7 +67,9 @@ export const HorizontalPodAutoscalerStatus = object(
     lastScaleTime: time('lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods.'),
     currentReplicas: int32('currentReplicas is the current number of replicas of pods managed by this autoscaler.'),
     desiredReplicas: int32('desiredReplicas is the desired number of replicas of pods managed by this autoscaler.'),
-    currentCPUUtilizationPercentage: int32('currentCPUUtilizationPercentage is the current average CPU utilization over all pods, as a percentage of requested CPU.'),
+    currentCPUUtilizationPercentage: int32(
+      'currentCPUUtilizationPercentage is the current average CPU utilization over all pods, as a percentage of requested CPU.',
+    ),
   },
   ['currentReplicas', 'desiredReplicas'],
 );

@@ -37,7 +37,9 @@ export const PodFailurePolicyRule = object(
   {
     action: enumString(['Count', 'FailIndex', 'FailJob', 'Ignore'], 'Specifies the action taken on a pod failure when the requirements are satisfied.'),
     onExitCodes: described(PodFailurePolicyOnExitCodesRequirement, 'Represents the requirement on the container exit codes.'),
-    onPodConditions: list(PodFailurePolicyOnPodConditionsPattern, 'Represents the requirement on the pod conditions, as a list of pod condition patterns.', { listType: 'atomic' }),
+    onPodConditions: list(PodFailurePolicyOnPodConditionsPattern, 'Represents the requirement on the pod conditions, as a list of pod condition patterns.', {
+      listType: 'atomic',
+    }),
   },
   ['action'],
 );
@@ -51,22 +53,22 @@ export const PodFailurePolicy = object(
   ['rules'],
 );
 
-export const SuccessPolicyRule = object(
-  B + 'SuccessPolicyRule',
-  'SuccessPolicyRule describes rule for declaring a Job as succeeded.',
-  {
-    succeededIndexes: string('succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job.'),
-    succeededCount: int32('succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job.'),
-  },
-);
+export const SuccessPolicyRule = object(B + 'SuccessPolicyRule', 'SuccessPolicyRule describes rule for declaring a Job as succeeded.', {
+  succeededIndexes: string('succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job.'),
+  succeededCount: int32('succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job.'),
+});
 
 export const SuccessPolicy = object(
   B + 'SuccessPolicy',
   'SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.',
   {
-    rules: list(SuccessPolicyRule, 'rules represents the list of alternative rules for declaring the Jobs as successful before `.status.succeeded >= .spec.completions`.', {
-      listType: 'atomic',
-    }),
+    rules: list(
+      SuccessPolicyRule,
+      'rules represents the list of alternative rules for declaring the Jobs as successful before `.status.succeeded >= .spec.completions`.',
+      {
+        listType: 'atomic',
+      },
+    ),
   },
   ['rules'],
 );
@@ -77,7 +79,9 @@ export const JobSpec = object(
   {
     parallelism: int32('Specifies the maximum desired number of pods the job should run at any given time.'),
     completions: int32('Specifies the desired number of successfully finished pods the job should be run with.'),
-    activeDeadlineSeconds: int64('Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it.'),
+    activeDeadlineSeconds: int64(
+      'Specifies the duration in seconds relative to the startTime that the job may be continuously active before the system tries to terminate it.',
+    ),
     podFailurePolicy: described(PodFailurePolicy, 'Specifies the policy of handling failed pods.'),
     successPolicy: described(SuccessPolicy, 'successPolicy specifies the policy when the Job can be declared as succeeded.'),
     backoffLimit: int32('Specifies the number of retries before marking this job failed. Defaults to 6.'),
@@ -87,7 +91,10 @@ export const JobSpec = object(
     manualSelector: boolean('manualSelector controls generation of pod labels and pod selectors.'),
     template: described(PodTemplateSpec, 'Describes the pod that will be created when executing a job.'),
     ttlSecondsAfterFinished: int32('ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed).'),
-    completionMode: enumString(['Indexed', 'NonIndexed'], 'completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.'),
+    completionMode: enumString(
+      ['Indexed', 'NonIndexed'],
+      'completionMode specifies how Pod completions are tracked. It can be `NonIndexed` (default) or `Indexed`.',
+    ),
     suspend: boolean('suspend specifies whether the Job controller should create Pods or not. Defaults to false.'),
     podReplacementPolicy: enumString(['Failed', 'TerminatingOrFailed'], 'podReplacementPolicy specifies when to create replacement Pods.'),
     managedBy: string('ManagedBy field indicates the controller that manages a Job. Immutable.'),
@@ -147,7 +154,7 @@ export const Job = kindOf(B + 'Job', 'Job represents the configuration of a sing
 // ---------------------------------------------------------------- CronJob
 
 export const JobTemplateSpec = object(B + 'JobTemplateSpec', 'JobTemplateSpec describes the data a Job should have when created from a template.', {
-  metadata: described(ObjectMeta, 'Standard object\'s metadata of the jobs created from this template.'),
+  metadata: described(ObjectMeta, "Standard object's metadata of the jobs created from this template."),
   spec: described(JobSpec, 'Specification of the desired behavior of the job.'),
 });
 

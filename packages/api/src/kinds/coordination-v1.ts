@@ -9,7 +9,9 @@ const C = 'io.k8s.api.coordination.v1.';
 
 export const LeaseSpec = object(C + 'LeaseSpec', 'LeaseSpec is a specification of a Lease.', {
   holderIdentity: string('holderIdentity contains the identity of the holder of a current lease.'),
-  leaseDurationSeconds: int32('leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it, measured against the time of last observed renewTime.'),
+  leaseDurationSeconds: int32(
+    'leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it, measured against the time of last observed renewTime.',
+  ),
   acquireTime: time('acquireTime is a time when the current lease was acquired.'),
   renewTime: time('renewTime is a time when the current holder of a lease has last updated the lease.'),
   leaseTransitions: int32('leaseTransitions is the number of transitions of a lease between holders.'),

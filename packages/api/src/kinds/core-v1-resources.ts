@@ -31,7 +31,17 @@ const STANDARD_RESOURCES = new Set([
   'services.loadbalancers',
 ]);
 const STANDARD_CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
-const INTEGER_RESOURCES = new Set(['pods', 'resourcequotas', 'services', 'replicationcontrollers', 'secrets', 'configmaps', 'persistentvolumeclaims', 'services.nodeports', 'services.loadbalancers']);
+const INTEGER_RESOURCES = new Set([
+  'pods',
+  'resourcequotas',
+  'services',
+  'replicationcontrollers',
+  'secrets',
+  'configmaps',
+  'persistentvolumeclaims',
+  'services.nodeports',
+  'services.loadbalancers',
+]);
 
 const isHugePageResourceName = (n: string) => n.startsWith('hugepages-');
 const isQuotaHugePageResourceName = (n: string) => n.startsWith('hugepages-') || n.startsWith('requests.hugepages-');
@@ -42,7 +52,8 @@ export const isStandardContainerResourceName = (n: string): boolean => STANDARD_
 /** helper.IsNativeResource: no domain, or a `kubernetes.io/` one. */
 export const isNativeResource = (n: string): boolean => !n.includes('/') || n.includes('kubernetes.io/');
 /** helper.IsExtendedResourceName: a domain-prefixed, non-native name that is a qualified name behind `requests.`. */
-export const isExtendedResourceName = (n: string): boolean => !isNativeResource(n) && !n.startsWith('requests.') && isQualifiedName(`requests.${n}`).length === 0;
+export const isExtendedResourceName = (n: string): boolean =>
+  !isNativeResource(n) && !n.startsWith('requests.') && isQualifiedName(`requests.${n}`).length === 0;
 /** helper.IsOvercommitAllowed: requests may be below limits (native resources but hugepages). */
 export const isOvercommitAllowed = (n: string): boolean => isNativeResource(n) && !isHugePageResourceName(n);
 /** helper.IsIntegerResourceName */
@@ -113,7 +124,8 @@ export function validateResourceRequirements(resources: unknown, p: string, podC
     const q = parseExactQuantity(value);
     if (isHugePageResourceName(name)) {
       limHugePages = true;
-      if (q && !hugePageValueDivisible(name, q)) errs.push(field.invalid(fp, canonicalQuantity(q), `${canonicalQuantity(q)} is not positive integer multiple of ${name}`));
+      if (q && !hugePageValueDivisible(name, q))
+        errs.push(field.invalid(fp, canonicalQuantity(q), `${canonicalQuantity(q)} is not positive integer multiple of ${name}`));
     }
     if (name === 'cpu' || name === 'memory') limCpuOrMemory = true;
   }
@@ -135,7 +147,8 @@ export function validateResourceRequirements(resources: unknown, p: string, podC
     }
     if (isHugePageResourceName(name)) {
       reqHugePages = true;
-      if (q && !hugePageValueDivisible(name, q)) errs.push(field.invalid(fp, canonicalQuantity(q), `${canonicalQuantity(q)} is not positive integer multiple of ${name}`));
+      if (q && !hugePageValueDivisible(name, q))
+        errs.push(field.invalid(fp, canonicalQuantity(q), `${canonicalQuantity(q)} is not positive integer multiple of ${name}`));
     }
     if (name === 'cpu' || name === 'memory') reqCpuOrMemory = true;
   }

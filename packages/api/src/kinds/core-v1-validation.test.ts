@@ -104,20 +104,36 @@ test('negative quantities, resource names, extended and integer resources', () =
   assert.deepEqual(messages(validatePodSpec(podSpec({ resources: { requests: { cpu: '-1' } } }), 'spec')), [
     'spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0',
   ]);
-  assert.deepEqual(messages(validateResourceRequirements({ limits: { memory: '-1.5Gi' } }, 'r')), ['r.limits[memory]: Invalid value: "-1536Mi": must be greater than or equal to 0']);
+  assert.deepEqual(messages(validateResourceRequirements({ limits: { memory: '-1.5Gi' } }, 'r')), [
+    'r.limits[memory]: Invalid value: "-1536Mi": must be greater than or equal to 0',
+  ]);
   assert.deepEqual(messages(validateResourceRequirements({ limits: { foo: '1' } }, 'r')), [
     'r.limits[foo]: Invalid value: "foo": must be a standard resource type or fully qualified',
     'r.limits[foo]: Invalid value: "foo": must be a standard resource for containers',
   ]);
-  assert.deepEqual(messages(validateResourceRequirements({ limits: { storage: '1' } }, 'r')), ['r.limits[storage]: Invalid value: "storage": must be a standard resource for containers']);
-  assert.equal(messages(validateResourceRequirements({ limits: { 'a/b/c': '1' } }, 'r'))[0]?.startsWith('r.limits[a/b/c]: Invalid value: "a/b/c": a qualified name must consist of'), true);
+  assert.deepEqual(messages(validateResourceRequirements({ limits: { storage: '1' } }, 'r')), [
+    'r.limits[storage]: Invalid value: "storage": must be a standard resource for containers',
+  ]);
+  assert.equal(
+    messages(validateResourceRequirements({ limits: { 'a/b/c': '1' } }, 'r'))[0]?.startsWith(
+      'r.limits[a/b/c]: Invalid value: "a/b/c": a qualified name must consist of',
+    ),
+    true,
+  );
   // extended resources may not be overcommitted, and are whole numbers
-  assert.deepEqual(messages(validateResourceRequirements({ requests: { 'example.com/gpu': '1' } }, 'r')), ['r.limits: Required value: Limit must be set for non overcommitable resources']);
+  assert.deepEqual(messages(validateResourceRequirements({ requests: { 'example.com/gpu': '1' } }, 'r')), [
+    'r.limits: Required value: Limit must be set for non overcommitable resources',
+  ]);
   assert.deepEqual(messages(validateResourceRequirements({ requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '2' } }, 'r')), [
     'r.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2',
   ]);
-  assert.deepEqual(messages(validateResourceRequirements({ limits: { 'example.com/gpu': '500m' } }, 'r')), ['r.limits[example.com/gpu]: Invalid value: 500m: must be an integer']);
-  assert.deepEqual(validateResourceRequirements({ limits: { 'example.com/gpu': 2, 'kubernetes.io/anything': '1' }, requests: { 'example.com/gpu': '2' } }, 'r'), []);
+  assert.deepEqual(messages(validateResourceRequirements({ limits: { 'example.com/gpu': '500m' } }, 'r')), [
+    'r.limits[example.com/gpu]: Invalid value: 500m: must be an integer',
+  ]);
+  assert.deepEqual(
+    validateResourceRequirements({ limits: { 'example.com/gpu': 2, 'kubernetes.io/anything': '1' }, requests: { 'example.com/gpu': '2' } }, 'r'),
+    [],
+  );
   // hugepages
   assert.deepEqual(messages(validateResourceRequirements({ limits: { 'hugepages-2Mi': '3Mi' } }, 'r')), [
     'r.limits[hugepages-2Mi]: Invalid value: "3Mi": 3Mi is not positive integer multiple of hugepages-2Mi',
@@ -125,15 +141,23 @@ test('negative quantities, resource names, extended and integer resources', () =
   ]);
   assert.deepEqual(validateResourceRequirements({ limits: { 'hugepages-2Mi': '4Mi', memory: '1Gi' }, requests: { 'hugepages-2Mi': '4Mi' } }, 'r'), []);
   // claims name the pod's resourceClaims
-  assert.deepEqual(messages(validateResourceRequirements({ claims: [{ name: 'gpu' }] }, 'r')), ['r.claims[0]: Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty']);
+  assert.deepEqual(messages(validateResourceRequirements({ claims: [{ name: 'gpu' }] }, 'r')), [
+    'r.claims[0]: Not found: "gpu": must be one of the names in pod.spec.resourceClaims which is empty',
+  ]);
   assert.deepEqual(validateResourceRequirements({ claims: [{ name: 'gpu' }] }, 'r', new Set(['gpu'])), []);
 });
 
 test('a volume with two sources is refused on the second source upstream finds', () => {
   const errs = (v: Obj) => messages(validateVolumes([v], 'spec.volumes').errors);
-  assert.deepEqual(errs({ name: 'v', emptyDir: {}, hostPath: { path: '/tmp' } }), ['spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type']);
-  assert.deepEqual(errs({ name: 'v', hostPath: { path: '/tmp' }, emptyDir: {} }), ['spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type']);
-  assert.deepEqual(errs({ name: 'v', configMap: { name: 'c' }, secret: { secretName: 's' } }), ['spec.volumes[0].configMap: Forbidden: may not specify more than 1 volume type']);
+  assert.deepEqual(errs({ name: 'v', emptyDir: {}, hostPath: { path: '/tmp' } }), [
+    'spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type',
+  ]);
+  assert.deepEqual(errs({ name: 'v', hostPath: { path: '/tmp' }, emptyDir: {} }), [
+    'spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type',
+  ]);
+  assert.deepEqual(errs({ name: 'v', configMap: { name: 'c' }, secret: { secretName: 's' } }), [
+    'spec.volumes[0].configMap: Forbidden: may not specify more than 1 volume type',
+  ]);
   // upstream's paths for cephfs and downwardAPI (sic)
   assert.deepEqual(errs({ name: 'v', emptyDir: {}, downwardAPI: {} }), ['spec.volumes[0].downwarAPI: Forbidden: may not specify more than 1 volume type']);
   assert.deepEqual(errs({ name: 'v', emptyDir: {}, cephfs: {} }), ['spec.volumes[0].cephFS: Forbidden: may not specify more than 1 volume type']);
@@ -149,14 +173,17 @@ test('a volume with two sources is refused on the second source upstream finds',
   assert.deepEqual(errs({ name: 'v', hostPath: {} }), ['spec.volumes[0].hostPath.path: Required value']);
   assert.deepEqual(errs({ name: 'v', secret: { secretName: 's', defaultMode: 1000, items: [{ key: 'k', path: '../x' }] } }), [
     'spec.volumes[0].secret.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive',
-    "spec.volumes[0].secret.items[0].path: Invalid value: \"../x\": must not contain '..'",
-    "spec.volumes[0].secret.items[0].path: Invalid value: \"../x\": must not start with '..'",
+    'spec.volumes[0].secret.items[0].path: Invalid value: "../x": must not contain \'..\'',
+    'spec.volumes[0].secret.items[0].path: Invalid value: "../x": must not start with \'..\'',
   ]);
   assert.deepEqual(errs({ name: 'V', persistentVolumeClaim: { claimName: '' } }).length, 2);
 });
 
 test('v1 defaulting gives a volume without a source an emptyDir, for pods and templates', () => {
-  const s = podSpec({ volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }, { volumes: [{ name: 'scratch' }, { name: 'cfg', configMap: { name: 'c' } }] });
+  const s = podSpec(
+    { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] },
+    { volumes: [{ name: 'scratch' }, { name: 'cfg', configMap: { name: 'c' } }] },
+  );
   assert.deepEqual((s.volumes as Obj[])[0], { name: 'scratch', emptyDir: {} });
   assert.deepEqual((s.volumes as Obj[])[1], { name: 'cfg', configMap: { name: 'c', defaultMode: 420 } });
   assert.deepEqual(validatePodSpec(s, 'spec'), []);
@@ -178,9 +205,18 @@ test('container ports follow upstream order; host ports may not collide', () => 
     'p[0].hostPort: Invalid value: -1: must be between 1 and 65535, inclusive',
     'p[0].protocol: Required value',
   ]);
-  assert.deepEqual(messages(validateContainerPorts([{ name: 'web', containerPort: 80, protocol: 'TCP' }, { name: 'web', containerPort: 81, protocol: 'TCP' }], 'p')), [
-    'p[1].name: Duplicate value: "web"',
-  ]);
+  assert.deepEqual(
+    messages(
+      validateContainerPorts(
+        [
+          { name: 'web', containerPort: 80, protocol: 'TCP' },
+          { name: 'web', containerPort: 81, protocol: 'TCP' },
+        ],
+        'p',
+      ),
+    ),
+    ['p[1].name: Duplicate value: "web"'],
+  );
   const s: Obj = {
     containers: [
       { name: 'a', image: 'x', ports: [{ containerPort: 80, hostPort: 8080 }] },
@@ -192,7 +228,9 @@ test('container ports follow upstream order; host ports may not collide', () => 
   // with hostNetwork, a pod's host ports are its container ports (defaulted so for pods)
   const hn: Obj = { hostNetwork: true, containers: [{ name: 'a', image: 'x', ports: [{ containerPort: 80 }] }] };
   defaultPodSpec(hn);
-  assert.deepEqual(messages(validatePodSpecForPod(hn)), ['spec.containers[0].ports[0].hostPort: Invalid value: 0: must match `containerPort` when `hostNetwork` is true']);
+  assert.deepEqual(messages(validatePodSpecForPod(hn)), [
+    'spec.containers[0].ports[0].hostPort: Invalid value: 0: must match `containerPort` when `hostNetwork` is true',
+  ]);
   assert.deepEqual(validatePodSpec(hn, 'spec.template.spec'), []);
   defaultPodOnlyFields(hn);
   assert.deepEqual(validatePodSpecForPod(hn), []);
@@ -211,9 +249,12 @@ test('pod spec checks keep upstream order and wording', () => {
     'spec.restartPolicy: Required value',
     'spec.dnsPolicy: Required value',
   ]);
-  const s = podSpec({ volumeMounts: [{ name: 'nope', mountPath: '/a' }], restartPolicy: 'Always', env: [{ name: '1 is fine' }, { name: 'A=B' }] }, { restartPolicy: 'Sometimes', activeDeadlineSeconds: 0 });
+  const s = podSpec(
+    { volumeMounts: [{ name: 'nope', mountPath: '/a' }], restartPolicy: 'Always', env: [{ name: '1 is fine' }, { name: 'A=B' }] },
+    { restartPolicy: 'Sometimes', activeDeadlineSeconds: 0 },
+  );
   assert.deepEqual(messages(validatePodSpec(s, 'spec')), [
-    "spec.containers[0].env[1].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='",
+    'spec.containers[0].env[1].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than \'=\'',
     'spec.containers[0].volumeMounts[0].name: Not found: "nope"',
     'spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers',
     'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"',
@@ -222,7 +263,9 @@ test('pod spec checks keep upstream order and wording', () => {
   // an image with blanks around it is a pod's problem only
   const blank = podSpec({ image: ' busybox' });
   assert.deepEqual(validatePodSpec(blank, 'spec.template.spec'), []);
-  assert.deepEqual(messages(validatePodSpecForPod(blank)), ['spec.containers[0].image: Invalid value: " busybox": must not have leading or trailing whitespace']);
+  assert.deepEqual(messages(validatePodSpecForPod(blank)), [
+    'spec.containers[0].image: Invalid value: " busybox": must not have leading or trailing whitespace',
+  ]);
   // init containers: restartPolicy Always only, probes only for sidecars, names unique across both lists
   const init = podSpec({}, { initContainers: [{ name: 'c', image: 'x', restartPolicy: 'OnFailure', livenessProbe: { exec: { command: ['true'] } } }] });
   assert.deepEqual(messages(validatePodSpec(init, 'spec')), [
@@ -233,7 +276,15 @@ test('pod spec checks keep upstream order and wording', () => {
 });
 
 test('a volume that a StatefulSet claim template also names is no duplicate', () => {
-  const s = podSpec({ volumeMounts: [{ name: 'datadir', mountPath: '/data' }, { name: 'www', mountPath: '/www' }] }, { volumes: [{ name: 'datadir', persistentVolumeClaim: { claimName: 'datadir' } }] });
+  const s = podSpec(
+    {
+      volumeMounts: [
+        { name: 'datadir', mountPath: '/data' },
+        { name: 'www', mountPath: '/www' },
+      ],
+    },
+    { volumes: [{ name: 'datadir', persistentVolumeClaim: { claimName: 'datadir' } }] },
+  );
   assert.deepEqual(validatePodSpec(s, 'spec.template.spec', ['datadir', 'www']), []);
   assert.deepEqual(messages(validatePodSpec(s, 'spec.template.spec')), ['spec.template.spec.containers[0].volumeMounts[1].name: Not found: "www"']);
 });

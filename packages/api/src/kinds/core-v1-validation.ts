@@ -201,10 +201,15 @@ export function validatePodSpec(spec: unknown, path: string, extraVolumes: reado
   const s = objOf(spec);
   if (!s) return [field.required(path, '')];
   const errs: FieldError[] = [];
-  if (s.terminationGracePeriodSeconds === undefined || s.terminationGracePeriodSeconds === null) errs.push(field.required(`${path}.terminationGracePeriodSeconds`, ''));
+  if (s.terminationGracePeriodSeconds === undefined || s.terminationGracePeriodSeconds === null)
+    errs.push(field.required(`${path}.terminationGracePeriodSeconds`, ''));
   const { names: volumes, errors } = validateVolumes(s.volumes, `${path}.volumes`, extraVolumes);
   errs.push(...errors);
-  const podClaimNames = new Set(listOf(s.resourceClaims).map((c) => strOf(c.name)).filter(Boolean));
+  const podClaimNames = new Set(
+    listOf(s.resourceClaims)
+      .map((c) => strOf(c.name))
+      .filter(Boolean),
+  );
 
   // Regular containers.
   const containers = listOf(s.containers);
@@ -218,7 +223,8 @@ export function validatePodSpec(spec: unknown, path: string, extraVolumes: reado
       const name = strOf(c.name);
       if (names.has(name)) errs.push(field.duplicate(`${ip}.name`, name));
       else names.add(name);
-      if (c.restartPolicy !== undefined && c.restartPolicy !== null) errs.push(field.forbidden(`${ip}.restartPolicy`, 'may not be set for non-init containers'));
+      if (c.restartPolicy !== undefined && c.restartPolicy !== null)
+        errs.push(field.forbidden(`${ip}.restartPolicy`, 'may not be set for non-init containers'));
     });
     errs.push(...checkHostPortConflicts(containers, `${path}.containers`));
   }
@@ -268,7 +274,8 @@ export function validatePodSpec(spec: unknown, path: string, extraVolumes: reado
   const nodeName = strOf(s.nodeName);
   if (nodeName) errs.push(...isDNS1123Subdomain(nodeName).map((m) => field.invalid(`${path}.nodeName`, nodeName, m)));
   const ads = numOf(s.activeDeadlineSeconds);
-  if (ads !== undefined && (ads < 1 || ads > 2147483647)) errs.push(field.invalid(`${path}.activeDeadlineSeconds`, ads, 'must be between 1 and 2147483647, inclusive'));
+  if (ads !== undefined && (ads < 1 || ads > 2147483647))
+    errs.push(field.invalid(`${path}.activeDeadlineSeconds`, ads, 'must be between 1 and 2147483647, inclusive'));
   for (const k of ['hostname', 'subdomain']) {
     const v = strOf(s[k]);
     if (v) errs.push(...isDNS1123Label(v).map((m) => field.invalid(`${path}.${k}`, v, m)));
@@ -307,7 +314,8 @@ export function validatePodTemplateSpec(template: unknown, path: string, extraVo
     ...validateAnnotations(objOf(meta.annotations) as Record<string, string> | undefined, `${path}.annotations`),
     ...validatePodSpec(t.spec, `${path}.spec`, extraVolumes),
   ];
-  if (listOf(objOf(t.spec)?.ephemeralContainers).length) errs.push(field.forbidden(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
+  if (listOf(objOf(t.spec)?.ephemeralContainers).length)
+    errs.push(field.forbidden(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
   return errs;
 }
 

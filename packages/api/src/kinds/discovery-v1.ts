@@ -14,7 +14,12 @@ export const EndpointConditions = object(D + 'EndpointConditions', 'EndpointCond
   terminating: boolean('terminating indicates that this endpoint is terminating.'),
 });
 
-export const ForZone = object(D + 'ForZone', 'ForZone provides information about which zones should consume this endpoint.', { name: string('name represents the name of the zone.') }, ['name']);
+export const ForZone = object(
+  D + 'ForZone',
+  'ForZone provides information about which zones should consume this endpoint.',
+  { name: string('name represents the name of the zone.') },
+  ['name'],
+);
 
 export const EndpointHints = object(D + 'EndpointHints', 'EndpointHints provides hints describing how an endpoint should be consumed.', {
   forZones: list(ForZone, 'forZones indicates the zone(s) this endpoint should be consumed by when using topology aware routing.', { listType: 'atomic' }),
@@ -24,7 +29,11 @@ export const Endpoint = object(
   D + 'Endpoint',
   'Endpoint represents a single logical "backend" implementing a service.',
   {
-    addresses: list(string(), 'addresses of this endpoint. For EndpointSlices of addressType "IPv4" or "IPv6", the values are IP addresses in canonical form.', { listType: 'set' }),
+    addresses: list(
+      string(),
+      'addresses of this endpoint. For EndpointSlices of addressType "IPv4" or "IPv6", the values are IP addresses in canonical form.',
+      { listType: 'set' },
+    ),
     conditions: described(EndpointConditions, 'conditions contains information about the current status of the endpoint.'),
     hostname: string('hostname of this endpoint.'),
     targetRef: described(ObjectReference, 'targetRef is a reference to a Kubernetes object that represents this endpoint.'),
@@ -47,8 +56,13 @@ export const EndpointSlice = kindOf(
   D + 'EndpointSlice',
   'EndpointSlice represents a set of service endpoints. Most EndpointSlices are created by the EndpointSlice controller to represent the Pods selected by Service objects.',
   {
-    addressType: enumString(['FQDN', 'IPv4', 'IPv6'], 'addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type.'),
-    endpoints: list(Endpoint, 'endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.', { listType: 'atomic' }),
+    addressType: enumString(
+      ['FQDN', 'IPv4', 'IPv6'],
+      'addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type.',
+    ),
+    endpoints: list(Endpoint, 'endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.', {
+      listType: 'atomic',
+    }),
     ports: list(EndpointPort, 'ports specifies the list of network ports exposed by each endpoint in this slice.', { listType: 'atomic' }),
   },
 );

@@ -21,7 +21,7 @@ export const EventSeries = object(
 
 export const Event = kindOf(E + 'Event', 'Event is a report of an event somewhere in the cluster.', {
   eventTime: time('eventTime is the time when this Event was first observed. It is required.'),
-  series: described(EventSeries, 'series is data about the Event series this event represents or nil if it\'s a singleton Event.'),
+  series: described(EventSeries, "series is data about the Event series this event represents or nil if it's a singleton Event."),
   reportingController: string('reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.'),
   reportingInstance: string('reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`.'),
   action: string('action is what action was taken/failed regarding to the regarding object.'),

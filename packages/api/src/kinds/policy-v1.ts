@@ -11,8 +11,7 @@ const P = 'io.k8s.api.policy.v1.';
  * A struct-valued field with its own `x-kubernetes-patch-strategy` (upstream puts
  * the tag on the field, not on the referenced definition).
  */
-const withPatchStrategy = <S extends TSchema>(schema: S, strategy: string): S =>
-  ({ ...schema, 'x-kubernetes-patch-strategy': strategy }) as S;
+const withPatchStrategy = <S extends TSchema>(schema: S, strategy: string): S => ({ ...schema, 'x-kubernetes-patch-strategy': strategy }) as S;
 
 export const PodDisruptionBudgetSpec = object(P + 'PodDisruptionBudgetSpec', 'PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.', {
   minAvailable: intOrString('An eviction is allowed if at least "minAvailable" pods selected by "selector" will still be available after the eviction.'),
@@ -29,7 +28,10 @@ export const PodDisruptionBudgetStatus = object(
   'PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget.',
   {
     observedGeneration: int64('Most recent generation observed when updating this PDB status.'),
-    disruptedPods: map(time(), 'DisruptedPods maps the names of pods whose eviction was processed by the API server but not yet observed by the controller to the eviction time.'),
+    disruptedPods: map(
+      time(),
+      'DisruptedPods maps the names of pods whose eviction was processed by the API server but not yet observed by the controller to the eviction time.',
+    ),
     disruptionsAllowed: int32('Number of pod disruptions that are currently allowed.'),
     currentHealthy: int32('Current number of healthy pods.'),
     desiredHealthy: int32('Minimum desired number of healthy pods.'),
@@ -53,13 +55,9 @@ export const PodDisruptionBudget = kindOf(
   },
 );
 
-export const Eviction = kindOf(
-  P + 'Eviction',
-  'Eviction evicts a pod from its node subject to certain policies and safety constraints.',
-  {
-    deleteOptions: described(DeleteOptions, 'DeleteOptions may be provided.'),
-  },
-);
+export const Eviction = kindOf(P + 'Eviction', 'Eviction evicts a pod from its node subject to certain policies and safety constraints.', {
+  deleteOptions: described(DeleteOptions, 'DeleteOptions may be provided.'),
+});
 
 export type PodDisruptionBudgetSpec = Static<typeof PodDisruptionBudgetSpec>;
 export type PodDisruptionBudgetStatus = Static<typeof PodDisruptionBudgetStatus>;

@@ -13,14 +13,24 @@ export const PolicyRule = object(
   R + 'PolicyRule',
   'PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to.',
   {
-    verbs: list(Type.String(), 'Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. \'*\' represents all verbs.', { listType: 'atomic' }),
-    apiGroups: list(Type.String(), 'APIGroups is the name of the APIGroup that contains the resources; "" represents the core API group and "*" all API groups.', {
+    verbs: list(Type.String(), "Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs.", {
       listType: 'atomic',
     }),
+    apiGroups: list(
+      Type.String(),
+      'APIGroups is the name of the APIGroup that contains the resources; "" represents the core API group and "*" all API groups.',
+      {
+        listType: 'atomic',
+      },
+    ),
     resources: list(Type.String(), "Resources is a list of resources this rule applies to. '*' represents all resources.", { listType: 'atomic' }),
-    resourceNames: list(Type.String(), 'ResourceNames is an optional white list of names that the rule applies to. An empty set means that everything is allowed.', {
-      listType: 'atomic',
-    }),
+    resourceNames: list(
+      Type.String(),
+      'ResourceNames is an optional white list of names that the rule applies to. An empty set means that everything is allowed.',
+      {
+        listType: 'atomic',
+      },
+    ),
     nonResourceURLs: list(Type.String(), 'NonResourceURLs is a set of partial urls that a user should have access to; it only applies to ClusterRoles.', {
       listType: 'atomic',
     }),
@@ -33,7 +43,9 @@ export const Subject = object(
   'Subject contains a reference to the object or user identities a role binding applies to.',
   {
     kind: string('Kind of object being referenced. Values defined by this API group are "User", "Group", and "ServiceAccount".'),
-    apiGroup: string('APIGroup holds the API group of the referenced subject. Defaults to "" for ServiceAccount subjects and "rbac.authorization.k8s.io" for User and Group subjects.'),
+    apiGroup: string(
+      'APIGroup holds the API group of the referenced subject. Defaults to "" for ServiceAccount subjects and "rbac.authorization.k8s.io" for User and Group subjects.',
+    ),
     name: string('Name of the object being referenced.'),
     namespace: string('Namespace of the referenced object; must be empty for non-namespace objects such as "User" or "Group".'),
   },
@@ -52,9 +64,13 @@ export const RoleRef = object(
 );
 
 export const AggregationRule = object(R + 'AggregationRule', 'AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole.', {
-  clusterRoleSelectors: list(LabelSelector, "ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules; if any of the selectors match, then the ClusterRole's permissions will be added.", {
-    listType: 'atomic',
-  }),
+  clusterRoleSelectors: list(
+    LabelSelector,
+    "ClusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules; if any of the selectors match, then the ClusterRole's permissions will be added.",
+    {
+      listType: 'atomic',
+    },
+  ),
 });
 
 export const Role = kindOf(R + 'Role', 'Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.', {

@@ -10,7 +10,9 @@ export const PriorityClass = kindOf(
   'PriorityClass defines mapping from a priority class name to the priority integer value.',
   {
     value: int32('value represents the integer value of this priority class; pods receive it as their priority.'),
-    globalDefault: boolean('globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class.'),
+    globalDefault: boolean(
+      'globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class.',
+    ),
     description: string('description is an arbitrary string that usually provides guidelines on when this priority class should be used.'),
     preemptionPolicy: enumString(
       ['Never', 'PreemptLowerPriority'],

@@ -23,7 +23,8 @@ const container = (c: string) => podSpec(`{"containers":[{"name":"a","image":"i"
 test('integers: non-integral and out-of-range numbers are refused with the literal as written', () => {
   const replicas = (lit: string) => firstError(Deployment, spec(`{"replicas":${lit}}`));
   const msg = (lit: string) => `json: cannot unmarshal number ${lit} into Go struct field DeploymentSpec.spec.replicas of type int32`;
-  for (const lit of ['99999999999999999999', '1.5', '1e3', '1.0', '1E+2', '2147483648', '-2147483649', '0.0', '-1.0e0']) assert.equal(replicas(lit), msg(lit), lit);
+  for (const lit of ['99999999999999999999', '1.5', '1e3', '1.0', '1E+2', '2147483648', '-2147483649', '0.0', '-1.0e0'])
+    assert.equal(replicas(lit), msg(lit), lit);
   for (const lit of ['0', '-0', '3', '2147483647', '-2147483648']) assert.equal(replicas(lit), undefined, lit);
   assert.equal(replicas('"3"'), 'json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32');
   assert.equal(replicas('true'), 'json: cannot unmarshal bool into Go struct field DeploymentSpec.spec.replicas of type int32');
@@ -128,7 +129,7 @@ test('quantities: the ParseQuantity error alone, for strings, numbers and other 
   assert.equal(issue?.fatal, true);
 });
 
-test('bytes: standard base64 with Go\'s error offsets', () => {
+test("bytes: standard base64 with Go's error offsets", () => {
   const data = (v: string) => firstError(Secret, `{"data":{"k":${JSON.stringify(v)}}}`);
   assert.equal(data('hello'), 'illegal base64 data at input byte 4');
   assert.equal(data('not base64!'), 'illegal base64 data at input byte 3');
@@ -152,7 +153,8 @@ test('bytes: standard base64 with Go\'s error offsets', () => {
 
 test('int-or-string: anything but a string or an int32 is an int32 error', () => {
   const surge = (v: string) => firstError(Deployment, spec(`{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":${v}}}}`));
-  const msg = (what: string) => `json: cannot unmarshal ${what} into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32`;
+  const msg = (what: string) =>
+    `json: cannot unmarshal ${what} into Go struct field RollingUpdateDeployment.spec.strategy.rollingUpdate.maxSurge of type int32`;
   assert.equal(surge('true'), msg('bool'));
   assert.equal(surge('1.5'), msg('number 1.5'));
   assert.equal(surge('2147483648'), msg('number 2147483648'));

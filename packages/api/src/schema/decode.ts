@@ -82,8 +82,7 @@ type Node = TSchema & {
   'x-kubeling-go-type'?: string;
 };
 
-const jsonType = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v;
+const jsonType = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'boolean' ? 'bool' : typeof v);
 
 const shortName = (id: string | undefined) => (id ? id.slice(id.lastIndexOf('.') + 1) : '');
 
@@ -315,7 +314,11 @@ function visit(w: Walk, f: Frame, n: Node, stack: Frame[]): void {
         }
       } else {
         // a map: Go records neither the key nor a new struct
-        const valueSchema = n.patternProperties ? Object.values(n.patternProperties)[0] : typeof n.additionalProperties === 'object' ? n.additionalProperties : undefined;
+        const valueSchema = n.patternProperties
+          ? Object.values(n.patternProperties)[0]
+          : typeof n.additionalProperties === 'object'
+            ? n.additionalProperties
+            : undefined;
         if (valueSchema) {
           for (const [k, child] of entries) {
             children.push({ n: valueSchema, v: child, path: childPath(f.path, k), field: f.field, parent: f.parent, loc: { up: f.loc, key: k } });

@@ -43,15 +43,12 @@ export interface ListOptions {
   mapKeys?: string[];
 }
 
-const desc = (description?: string, extra?: Record<string, unknown>) =>
-  ({ ...(description ? { description } : {}), ...(extra ?? {}) });
+const desc = (description?: string, extra?: Record<string, unknown>) => ({ ...(description ? { description } : {}), ...(extra ?? {}) });
 
-export const string = (description?: string, extra?: Record<string, unknown>): TString =>
-  Type.String(desc(description, extra));
+export const string = (description?: string, extra?: Record<string, unknown>): TString => Type.String(desc(description, extra));
 
 /** A string restricted to known values (documented; checked by validation, not decoding). */
-export const enumString = (values: readonly string[], description?: string): TString =>
-  Type.String(desc(description, { enum: [...values] }));
+export const enumString = (values: readonly string[], description?: string): TString => Type.String(desc(description, { enum: [...values] }));
 
 export const int32 = (description?: string): TInteger => Type.Integer(desc(description, { format: 'int32' }));
 export const int64 = (description?: string): TInteger => Type.Integer(desc(description, { format: 'int64' }));
@@ -112,7 +109,6 @@ export function object<P extends TProperties, R extends keyof P = never>(
 }
 
 /** Gives a field its own description without changing the referenced definition. */
-export const described = <S extends TSchema>(schema: S, description: string): S =>
-  ({ ...schema, 'x-kubeling-field-description': description }) as S;
+export const described = <S extends TSchema>(schema: S, description: string): S => ({ ...schema, 'x-kubeling-field-description': description }) as S;
 
 export type { Static, TSchema, TObject } from '@sinclair/typebox';

@@ -29,12 +29,16 @@ export const ManagedFieldsEntry = object(
   'ManagedFieldsEntry is a workflow-id, a FieldSet and the group version of the resource that the fieldset applies to.',
   {
     manager: string('Manager is an identifier of the workflow managing these fields.'),
-    operation: string('Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are "Apply" and "Update".'),
+    operation: string(
+      'Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are "Apply" and "Update".',
+    ),
     apiVersion: string('APIVersion defines the version of this resource that this field set applies to.'),
     time: time('Time is the timestamp of when the ManagedFields entry was added.'),
     fieldsType: string('FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: "FieldsV1"'),
     fieldsV1: opaque('FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.'),
-    subresource: string('Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource.'),
+    subresource: string(
+      'Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource.',
+    ),
   },
 );
 
@@ -47,39 +51,54 @@ export const ObjectMeta = object(
     namespace: string('Namespace defines the space within which each name must be unique. Cannot be updated.'),
     selfLink: string('Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.'),
     uid: string('UID is the unique in time and space value for this object. Populated by the system. Read-only.'),
-    resourceVersion: string('An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. Populated by the system. Read-only.'),
+    resourceVersion: string(
+      'An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed. Populated by the system. Read-only.',
+    ),
     generation: int64('A sequence number representing a specific generation of the desired state. Populated by the system. Read-only.'),
     creationTimestamp: time('CreationTimestamp is a timestamp representing the server time when this object was created. Populated by the system. Read-only.'),
-    deletionTimestamp: time('DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. Set by the server when a graceful deletion is requested by the user. Read-only.'),
-    deletionGracePeriodSeconds: int64('Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. Read-only.'),
+    deletionTimestamp: time(
+      'DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. Set by the server when a graceful deletion is requested by the user. Read-only.',
+    ),
+    deletionGracePeriodSeconds: int64(
+      'Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. Read-only.',
+    ),
     labels: map(Type.String(), 'Map of string keys and values that can be used to organize and categorize (scope and select) objects.'),
-    annotations: map(Type.String(), 'Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.'),
-    ownerReferences: list(OwnerReference, 'List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected.', {
-      mergeKey: 'uid',
-      strategy: 'merge',
-      listType: 'map',
-      mapKeys: ['uid'],
-    }),
-    finalizers: list(Type.String(), 'Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list.', {
-      strategy: 'merge',
-      listType: 'set',
-    }),
+    annotations: map(
+      Type.String(),
+      'Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata.',
+    ),
+    ownerReferences: list(
+      OwnerReference,
+      'List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected.',
+      {
+        mergeKey: 'uid',
+        strategy: 'merge',
+        listType: 'map',
+        mapKeys: ['uid'],
+      },
+    ),
+    finalizers: list(
+      Type.String(),
+      'Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list.',
+      {
+        strategy: 'merge',
+        listType: 'set',
+      },
+    ),
     managedFields: list(ManagedFieldsEntry, 'ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.', {
       listType: 'atomic',
     }),
   },
 );
 
-export const ListMeta = object(
-  M + 'ListMeta',
-  'ListMeta describes metadata that synthetic resources must have, including lists and various status objects.',
-  {
-    selfLink: string('Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.'),
-    resourceVersion: string('String that identifies the server\'s internal version of this object that can be used by clients to determine when objects have changed.'),
-    continue: string('continue may be set if the user set a limit on the number of items returned, and indicates that the server has more data available.'),
-    remainingItemCount: int64('remainingItemCount is the number of subsequent items in the list which are not included in this list response.'),
-  },
-);
+export const ListMeta = object(M + 'ListMeta', 'ListMeta describes metadata that synthetic resources must have, including lists and various status objects.', {
+  selfLink: string('Deprecated: selfLink is a legacy read-only field that is no longer populated by the system.'),
+  resourceVersion: string(
+    "String that identifies the server's internal version of this object that can be used by clients to determine when objects have changed.",
+  ),
+  continue: string('continue may be set if the user set a limit on the number of items returned, and indicates that the server has more data available.'),
+  remainingItemCount: int64('remainingItemCount is the number of subsequent items in the list which are not included in this list response.'),
+});
 
 export const LabelSelectorRequirement = object(
   M + 'LabelSelectorRequirement',
@@ -87,7 +106,9 @@ export const LabelSelectorRequirement = object(
   {
     key: string('key is the label key that the selector applies to.'),
     operator: string("operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist."),
-    values: list(Type.String(), 'values is an array of string values. If the operator is In or NotIn, the values array must be non-empty.', { listType: 'atomic' }),
+    values: list(Type.String(), 'values is an array of string values. If the operator is In or NotIn, the values array must be non-empty.', {
+      listType: 'atomic',
+    }),
   },
   ['key', 'operator'],
 );
@@ -97,7 +118,9 @@ export const LabelSelector = object(
   'A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects. A null label selector matches no objects.',
   {
     matchLabels: map(Type.String(), 'matchLabels is a map of {key,value} pairs.'),
-    matchExpressions: list(LabelSelectorRequirement, 'matchExpressions is a list of label selector requirements. The requirements are ANDed.', { listType: 'atomic' }),
+    matchExpressions: list(LabelSelectorRequirement, 'matchExpressions is a list of label selector requirements. The requirements are ANDed.', {
+      listType: 'atomic',
+    }),
   },
 );
 
@@ -123,30 +146,46 @@ export const Preconditions = object(M + 'Preconditions', 'Preconditions must be 
 export const DeleteOptions = object(M + 'DeleteOptions', 'DeleteOptions may be provided when deleting an API object.', {
   apiVersion: string('APIVersion defines the versioned schema of this representation of an object.'),
   kind: string('Kind is a string value representing the REST resource this object represents.'),
-  gracePeriodSeconds: int64('The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately.'),
+  gracePeriodSeconds: int64(
+    'The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately.',
+  ),
   preconditions: Preconditions,
   orphanDependents: boolean('Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7.'),
   propagationPolicy: string("Whether and how garbage collection will be performed. Acceptable values are: 'Orphan', 'Background', 'Foreground'."),
-  dryRun: list(Type.String(), 'When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed', { listType: 'atomic' }),
-  ignoreStoreReadErrorWithClusterBreakingPotential: boolean('if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error.'),
+  dryRun: list(
+    Type.String(),
+    'When present, indicates that modifications should not be persisted. Valid values are: - All: all dry run stages will be processed',
+    { listType: 'atomic' },
+  ),
+  ignoreStoreReadErrorWithClusterBreakingPotential: boolean(
+    'if set to true, it will trigger an unsafe deletion of the resource in case the normal deletion flow fails with a corrupt object error.',
+  ),
 });
 
-export const StatusCause = object(M + 'StatusCause', 'StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.', {
-  reason: string('A machine-readable description of the cause of the error.'),
-  message: string('A human-readable description of the cause of the error.'),
-  field: string('The field of the resource that has caused this error, as named by its JSON serialization.'),
-});
+export const StatusCause = object(
+  M + 'StatusCause',
+  'StatusCause provides more information about an api.Status failure, including cases when multiple errors are encountered.',
+  {
+    reason: string('A machine-readable description of the cause of the error.'),
+    message: string('A human-readable description of the cause of the error.'),
+    field: string('The field of the resource that has caused this error, as named by its JSON serialization.'),
+  },
+);
 
-export const StatusDetails = object(M + 'StatusDetails', 'StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response.', {
-  name: string('The name attribute of the resource associated with the status StatusReason (when there is a single name which can be described).'),
-  group: string('The group attribute of the resource associated with the status StatusReason.'),
-  kind: string('The kind attribute of the resource associated with the status StatusReason.'),
-  uid: string('UID of the resource.'),
-  causes: list(StatusCause, 'The Causes array includes more details associated with the StatusReason failure.', { listType: 'atomic' }),
-  retryAfterSeconds: Type.Integer({ format: 'int32', description: 'If specified, the time in seconds before the operation should be retried.' }),
-});
+export const StatusDetails = object(
+  M + 'StatusDetails',
+  'StatusDetails is a set of additional properties that MAY be set by the server to provide additional information about a response.',
+  {
+    name: string('The name attribute of the resource associated with the status StatusReason (when there is a single name which can be described).'),
+    group: string('The group attribute of the resource associated with the status StatusReason.'),
+    kind: string('The kind attribute of the resource associated with the status StatusReason.'),
+    uid: string('UID of the resource.'),
+    causes: list(StatusCause, 'The Causes array includes more details associated with the StatusReason failure.', { listType: 'atomic' }),
+    retryAfterSeconds: Type.Integer({ format: 'int32', description: 'If specified, the time in seconds before the operation should be retried.' }),
+  },
+);
 
-export const Status = object(M + 'Status', 'Status is a return value for calls that don\'t return other objects.', {
+export const Status = object(M + 'Status', "Status is a return value for calls that don't return other objects.", {
   apiVersion: string('APIVersion defines the versioned schema of this representation of an object.'),
   kind: string('Kind is a string value representing the REST resource this object represents.'),
   metadata: ListMeta,

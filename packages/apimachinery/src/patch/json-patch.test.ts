@@ -71,7 +71,10 @@ test('the operations work', () => {
   ]);
   assert.deepEqual(out, { kind: 'ConfigMap', metadata: { name: 'c', finalizers: ['z', 'b'] }, data: { k: 'w', m: { a: [1] }, o: { a: [1] }, 'a/b~c': '1' } });
   // the copy is a copy
-  const copied = applyJsonPatch({ a: { x: 1 } }, [{ op: 'copy', from: '/a', path: '/b' }, { op: 'replace', path: '/b/x', value: 2 }]);
+  const copied = applyJsonPatch({ a: { x: 1 } }, [
+    { op: 'copy', from: '/a', path: '/b' },
+    { op: 'replace', path: '/b/x', value: 2 },
+  ]);
   assert.deepEqual(copied, { a: { x: 1 }, b: { x: 2 } });
   // the input is never changed; __proto__ is a member like any other
   const doc = cm();

@@ -26,7 +26,10 @@ export interface JsonPatchOp {
 function parsePointer(p: string): string[] {
   if (p === '') return [];
   if (!p.startsWith('/')) throw new PatchError(`invalid JSON pointer: ${JSON.stringify(p)}`);
-  return p.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return p
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 type Container = Record<string, unknown> | unknown[];
@@ -138,7 +141,9 @@ export function applyJsonPatch(input: unknown, ops: unknown, opts: JsonPatchOpti
         // As evanphx/json-patch's AccumulatedCopySizeLimit: copies cannot blow the document up.
         copied += jsonSize(v);
         if (copied > MAX_JSON_PATCH_COPY_BYTES) {
-          throw new PatchError(`Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`);
+          throw new PatchError(
+            `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`,
+          );
         }
         doc = add(doc, raw.path, cloneJson(v), 'copy');
         break;

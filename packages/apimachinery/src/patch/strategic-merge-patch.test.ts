@@ -85,7 +85,14 @@ const deployment = () => ({
   spec: {
     replicas: 1,
     strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } },
-    template: { spec: { containers: [{ name: 'a', image: 'a' }, { name: 'b', image: 'b' }] } },
+    template: {
+      spec: {
+        containers: [
+          { name: 'a', image: 'a' },
+          { name: 'b', image: 'b' },
+        ],
+      },
+    },
   },
 });
 
@@ -142,14 +149,14 @@ test('a patch list item missing from $setElementOrder', () => {
     tmpl({ '$setElementOrder/containers': [{ name: 'a' }], containers: [{ name: 'c', image: 'y' }] }),
     "The order in patch list:\n[map[image:y name:c]]\n doesn't match $setElementOrder list:\n[map[name:a]]\n",
   );
-  bad(
-    { metadata: { '$setElementOrder/finalizers': ['a'], finalizers: ['z'] } },
-    "The order in patch list:\n[z]\n doesn't match $setElementOrder list:\n[a]\n",
-  );
+  bad({ metadata: { '$setElementOrder/finalizers': ['a'], finalizers: ['z'] } }, "The order in patch list:\n[z]\n doesn't match $setElementOrder list:\n[a]\n");
 });
 
 test('a $setElementOrder element without the merge key', () => {
-  bad(tmpl({ '$setElementOrder/containers': [{ image: 'x' }], containers: [{ name: 'c', image: 'y' }] }), 'map: map[image:x] does not contain declared merge key: name');
+  bad(
+    tmpl({ '$setElementOrder/containers': [{ image: 'x' }], containers: [{ name: 'c', image: 'y' }] }),
+    'map: map[image:x] does not contain declared merge key: name',
+  );
   // also when the patch does not touch the list
   bad(tmpl({ '$setElementOrder/containers': [{ name: 'a' }, { image: 'x' }] }), 'map: map[image:x] does not contain declared merge key: name');
 });
@@ -184,7 +191,13 @@ test('$deleteFromPrimitiveList that is not a list', () => {
 test('a list of lists is 422 Invalid, as upstream words every 422 of NewGenericServerResponse', () => {
   const doc = { spec: { template: { spec: { containers: [] } } } };
   rejects(tmpl({ containers: [[{ name: 'c' }]] }), 422, 'Invalid', 'the server rejected our request due to an error in our request', doc);
-  rejects({ metadata: { '$setElementOrder/finalizers': [['a']], finalizers: [['a']] } }, 422, 'Invalid', 'the server rejected our request due to an error in our request', { metadata: {} });
+  rejects(
+    { metadata: { '$setElementOrder/finalizers': [['a']], finalizers: [['a']] } },
+    422,
+    'Invalid',
+    'the server rejected our request due to an error in our request',
+    { metadata: {} },
+  );
   // against elements that are maps, it is a list of mixed types
   bad(tmpl({ containers: [[{ name: 'c' }]] }), 'list element types are not identical: [[map[image:a name:a] map[image:b name:b]] [[map[name:c]]]]');
 });
@@ -197,10 +210,20 @@ test('a merge list of maps without a merge key, and elements of mixed types', ()
 
 test('$patch: delete and replace work as upstream', () => {
   // delete of a list element, the new element first (patch items before server-only ones)
-  assert.deepEqual(smp(tmpl({ containers: [{ name: 'b', $patch: 'delete' }, { name: 'c', image: 'c' }] })).spec.template.spec.containers, [
-    { name: 'c', image: 'c' },
-    { name: 'a', image: 'a' },
-  ]);
+  assert.deepEqual(
+    smp(
+      tmpl({
+        containers: [
+          { name: 'b', $patch: 'delete' },
+          { name: 'c', image: 'c' },
+        ],
+      }),
+    ).spec.template.spec.containers,
+    [
+      { name: 'c', image: 'c' },
+      { name: 'a', image: 'a' },
+    ],
+  );
   // replace of a whole list
   assert.deepEqual(smp(tmpl({ containers: [{ name: 'c', image: 'c' }, { $patch: 'replace' }] })).spec.template.spec.containers, [{ name: 'c', image: 'c' }]);
   // replace and delete of a map
@@ -228,7 +251,18 @@ test('$setElementOrder orders, primitive lists merge as sets, null deletes', () 
 
 test('directives never stay in the result; other $ fields are data', () => {
   // a field the original lacks: maps holding $patch go (removeDirectives), and null members
-  const added = smp({ spec: { template: { spec: { initContainers: [{ name: 'i', $patch: 'delete' }, { name: 'j', image: null, env: [{ name: 'e', $patch: 'replace' }, { name: 'f' }] }] } } } });
+  const added = smp({
+    spec: {
+      template: {
+        spec: {
+          initContainers: [
+            { name: 'i', $patch: 'delete' },
+            { name: 'j', image: null, env: [{ name: 'e', $patch: 'replace' }, { name: 'f' }] },
+          ],
+        },
+      },
+    },
+  });
   assert.deepEqual((added.spec.template.spec as Record<string, unknown>).initContainers, [{ name: 'j', env: [{ name: 'f' }] }]);
   assert.equal('labels' in smp({ metadata: { labels: { $patch: 'delete' } } }, { metadata: {} }).metadata, false);
   // a new element of a merged list is taken as it is, less its directive keys
@@ -250,7 +284,10 @@ test('the document and the patch are not changed; __proto__ is data', () => {
 });
 
 test('a patch that is not an object is 400', () => {
-  assert.throws(() => applyStrategicMergePatch({}, [], undefined), (e: unknown) => e instanceof StatusError && e.status.code === 400);
+  assert.throws(
+    () => applyStrategicMergePatch({}, [], undefined),
+    (e: unknown) => e instanceof StatusError && e.status.code === 400,
+  );
 });
 
 test('10,000 levels deep in the document and in the patch', () => {
@@ -289,6 +326,9 @@ test('10,000 levels deep in the document and in the patch', () => {
   // an error message printing a 10,000-deep value
   assert.throws(
     () => applyStrategicMergePatch(doc, { $patch: 'bogus', spec: deepObject(10_000, 'a', {}) }, undefined),
-    (e: unknown) => e instanceof StatusError && e.status.code === 400 && (e.status.message ?? '').startsWith('unknown patch type: bogus in map: map[$patch:bogus spec:map[a:map[a:'),
+    (e: unknown) =>
+      e instanceof StatusError &&
+      e.status.code === 400 &&
+      (e.status.message ?? '').startsWith('unknown patch type: bogus in map: map[$patch:bogus spec:map[a:map[a:'),
   );
 });

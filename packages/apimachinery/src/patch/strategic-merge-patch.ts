@@ -282,7 +282,14 @@ function mergeSortedSlice(left: unknown[], right: unknown[], serverOrder: unknow
   return out;
 }
 
-function normalizeElementOrder(patch: unknown[], serverOnly: unknown[], patchOrder: unknown[], serverOrder: unknown[], mergeKey: string, kind: string): unknown[] {
+function normalizeElementOrder(
+  patch: unknown[],
+  serverOnly: unknown[],
+  patchOrder: unknown[],
+  serverOrder: unknown[],
+  mergeKey: string,
+  kind: string,
+): unknown[] {
   const p = normalizeSliceOrder(patch, patchOrder, mergeKey, kind);
   const s = normalizeSliceOrder(serverOnly, serverOrder, mergeKey, kind);
   return mergeSortedSlice(s, p, serverOrder, mergeKey, kind);

@@ -199,4 +199,6 @@ export const isValidPercent = (value: string): string[] =>
 
 /** An HTTP header name as Go's HTTP library accepts it. */
 export const isHTTPHeaderName = (value: string): string[] =>
-  HTTP_HEADER_NAME_RE.test(value) ? [] : [regexError("a valid HTTP header must consist of alphanumeric characters or '-'", HTTP_HEADER_NAME_FMT, 'X-Header-Name')];
+  HTTP_HEADER_NAME_RE.test(value)
+    ? []
+    : [regexError("a valid HTTP header must consist of alphanumeric characters or '-'", HTTP_HEADER_NAME_FMT, 'X-Header-Name')];

@@ -138,7 +138,9 @@ export function finalizerWarnings(finalizers: readonly string[] | null | undefin
   const out: string[] = [];
   for (const f of finalizers ?? []) {
     if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
-      out.push(`${String(p)}: ${goQuote(f)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`);
+      out.push(
+        `${String(p)}: ${goQuote(f)}: prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers`,
+      );
     }
   }
   return out;

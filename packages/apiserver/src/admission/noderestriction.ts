@@ -150,10 +150,12 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
         return this.token(obj!, a, node, deny);
       case 'coordination.k8s.io/leases':
         if (a.namespace !== 'kube-node-lease') throw deny('can only access leases in the "kube-node-lease" system namespace');
-        if ((a.operation === 'CREATE' ? obj?.metadata.name : a.name ?? a.old?.metadata.name) !== node) throw deny('can only access node lease with the same name as the requesting node');
+        if ((a.operation === 'CREATE' ? obj?.metadata.name : (a.name ?? a.old?.metadata.name)) !== node)
+          throw deny('can only access node lease with the same name as the requesting node');
         return;
       case 'storage.k8s.io/csinodes':
-        if ((a.operation === 'CREATE' ? obj?.metadata.name : a.name ?? a.old?.metadata.name) !== node) throw deny('can only access CSINode with the same name as the requesting node');
+        if ((a.operation === 'CREATE' ? obj?.metadata.name : (a.name ?? a.old?.metadata.name)) !== node)
+          throw deny('can only access CSINode with the same name as the requesting node');
         return;
     }
   }
@@ -174,7 +176,8 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
     if (refs.length > 1) throw deny(`node "${node}" can only create pods with a single owner reference set to itself`);
     if (refs.length === 0) throw deny(`node "${node}" can only create pods with an owner reference set to itself`);
     const ref = refs[0]!;
-    if (ref.apiVersion !== 'v1' || ref.kind !== 'Node' || ref.name !== node) throw deny(`node "${node}" can only create pods with an owner reference set to itself`);
+    if (ref.apiVersion !== 'v1' || ref.kind !== 'Node' || ref.name !== node)
+      throw deny(`node "${node}" can only create pods with an owner reference set to itself`);
     if (ref.controller !== true) throw deny(`node "${node}" can only create pods with a controller owner reference set to itself`);
     if (ref.blockOwnerDeletion === true) throw deny(`node "${node}" must not set blockOwnerDeletion on an owner reference`);
     const self = await this.lookups.node(node);
@@ -205,7 +208,8 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
     if (!ref.uid) throw deny('node requested token with a pod binding without a uid');
     const pod = await this.lookups.pod(a.namespace ?? '', ref.name);
     if (!pod) throw notFoundAs('pod', ref.name);
-    if (ref.uid !== pod.metadata.uid) throw deny(`the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+    if (ref.uid !== pod.metadata.uid)
+      throw deny(`the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
     if ((pod as RestrictedPod).spec?.nodeName !== node) throw deny('node requested token bound to a pod scheduled on a different node');
     // ServiceAccountNodeAudienceRestriction: only an audience the pod's volumes ask for.
     const audiences = spec?.audiences ?? [];
@@ -214,7 +218,15 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
     const volumes = (pod as RestrictedPod).spec?.volumes ?? [];
     const used = volumes.some((v) => (v.projected?.sources ?? []).some((s) => s.serviceAccountToken && (s.serviceAccountToken.audience ?? '') === aud));
     if (used) return;
-    const d = this.lookups.authorize({ user: { name: a.user!.name, groups: a.user!.groups }, verb: 'request-serviceaccounts-token-audience', isResourceRequest: true, ...(a.namespace ? { namespace: a.namespace } : {}), apiGroup: '', resource: aud, ...(a.name ? { name: a.name } : {}) });
+    const d = this.lookups.authorize({
+      user: { name: a.user!.name, groups: a.user!.groups },
+      verb: 'request-serviceaccounts-token-audience',
+      isResourceRequest: true,
+      ...(a.namespace ? { namespace: a.namespace } : {}),
+      apiGroup: '',
+      resource: aud,
+      ...(a.name ? { name: a.name } : {}),
+    });
     if (!d.allowed) throw deny(`audience "${aud}" not found in pod spec volume, ${a.user!.name} is not authorized to request tokens for this audience`);
   }
 }
@@ -227,7 +239,9 @@ function podStatus(pod: KubeObject, a: AdmissionAttributes, node: string, deny: 
   const claims = (o: KubeObject) => (o as RestrictedPod).status?.resourceClaimStatuses ?? [];
   const before = claims(old);
   const after = claims(pod);
-  const same = before.length === after.length && before.every((c, i) => c.name === after[i]!.name && (c.resourceClaimName ?? null) === (after[i]!.resourceClaimName ?? null));
+  const same =
+    before.length === after.length &&
+    before.every((c, i) => c.name === after[i]!.name && (c.resourceClaimName ?? null) === (after[i]!.resourceClaimName ?? null));
   if (!same) throw deny(`node "${node}" cannot update resource claim statues`);
 }
 
@@ -235,7 +249,8 @@ function nodeChange(obj: KubeObject | undefined, a: AdmissionAttributes, node: s
   const requested = a.operation === 'CREATE' ? obj?.metadata.name : (a.name ?? a.old?.metadata.name);
   if (requested !== node) throw deny(`node "${node}" is not allowed to modify node "${requested ?? ''}"`);
   if (a.operation === 'CREATE') {
-    if ((obj!.spec as RestrictedNodeSpec | undefined)?.configSource != null) throw deny(`node "${node}" is not allowed to create pods with a non-nil configSource`);
+    if ((obj!.spec as RestrictedNodeSpec | undefined)?.configSource != null)
+      throw deny(`node "${node}" is not allowed to create pods with a non-nil configSource`);
     const bad = forbiddenNodeLabels(Object.keys(obj!.metadata.labels ?? {}));
     if (bad.length) throw deny(`node "${node}" is not allowed to set the following labels: ${bad.join(', ')}`);
     return;
@@ -243,7 +258,8 @@ function nodeChange(obj: KubeObject | undefined, a: AdmissionAttributes, node: s
   if (a.operation !== 'UPDATE') return;
   const spec: RestrictedNodeSpec = (obj!.spec as RestrictedNodeSpec | undefined) ?? {};
   const oldSpec: RestrictedNodeSpec = (a.old!.spec as RestrictedNodeSpec | undefined) ?? {};
-  if (spec.configSource != null && !jsonEqual(spec.configSource, oldSpec.configSource)) throw deny(`node "${node}" is not allowed to update configSource to a new non-nil configSource`);
+  if (spec.configSource != null && !jsonEqual(spec.configSource, oldSpec.configSource))
+    throw deny(`node "${node}" is not allowed to update configSource to a new non-nil configSource`);
   if (!jsonEqual(spec.taints ?? [], oldSpec.taints ?? [])) throw deny(`node "${node}" is not allowed to modify taints`);
   const labels = obj!.metadata.labels ?? {};
   const oldLabels = a.old!.metadata.labels ?? {};

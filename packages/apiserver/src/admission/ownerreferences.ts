@@ -47,10 +47,21 @@ export class OwnerReferencesPermissionEnforcement implements ValidatingAdmission
     const user = { name: a.user!.name, groups: a.user!.groups };
     const authz = this.authorizer();
     if (a.operation !== 'CREATE') {
-      const d = authz.authorize({ user, verb: 'delete', isResourceRequest: true, ...(a.namespace ? { namespace: a.namespace } : {}), apiGroup: gr.group, resource: gr.resource, ...(a.subresource ? { subresource: a.subresource } : {}), name });
+      const d = authz.authorize({
+        user,
+        verb: 'delete',
+        isResourceRequest: true,
+        ...(a.namespace ? { namespace: a.namespace } : {}),
+        apiGroup: gr.group,
+        resource: gr.resource,
+        ...(a.subresource ? { subresource: a.subresource } : {}),
+        name,
+      });
       if (!d.allowed) throw forbidden(gr, name, `cannot set an ownerRef on a resource you can't delete: ${d.reason}, <nil>`);
     }
-    const blocking = refs.filter((r) => r.blockOwnerDeletion === true && (oldRefs === undefined || !oldRefs.some((o) => o.uid === r.uid && o.blockOwnerDeletion === true)));
+    const blocking = refs.filter(
+      (r) => r.blockOwnerDeletion === true && (oldRefs === undefined || !oldRefs.some((o) => o.uid === r.uid && o.blockOwnerDeletion === true)),
+    );
     if (!blocking.length) return;
     // Whoever may update finalizers of anything needs no further look.
     if (authz.authorize({ user, verb: 'update', isResourceRequest: true, apiGroup: '*', resource: '*', subresource: 'finalizers', name: '*' }).allowed) return;
@@ -61,12 +72,26 @@ export class OwnerReferencesPermissionEnforcement implements ValidatingAdmission
       const version = slash >= 0 ? apiVersion.slice(slash + 1) : apiVersion;
       const mappings = apiVersion.split('/').length > 2 ? [] : this.mapper(group, version, ref.kind ?? '');
       if (!mappings.length) {
-        throw forbidden(gr, name, `cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion ${apiVersion} Kind ${ref.kind ?? ''}: no matches for kind "${ref.kind ?? ''}" in version "${apiVersion}"`);
+        throw forbidden(
+          gr,
+          name,
+          `cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion ${apiVersion} Kind ${ref.kind ?? ''}: no matches for kind "${ref.kind ?? ''}" in version "${apiVersion}"`,
+        );
       }
       for (const m of mappings) {
-        const attrs: Attributes = { user, verb: 'update', isResourceRequest: true, ...(m.namespaced && a.namespace ? { namespace: a.namespace } : {}), apiGroup: m.group, resource: m.resource, subresource: 'finalizers', ...(ref.name ? { name: ref.name } : {}) };
+        const attrs: Attributes = {
+          user,
+          verb: 'update',
+          isResourceRequest: true,
+          ...(m.namespaced && a.namespace ? { namespace: a.namespace } : {}),
+          apiGroup: m.group,
+          resource: m.resource,
+          subresource: 'finalizers',
+          ...(ref.name ? { name: ref.name } : {}),
+        };
         const d = authz.authorize(attrs);
-        if (!d.allowed) throw forbidden(gr, name, `cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: ${d.reason}, <nil>`);
+        if (!d.allowed)
+          throw forbidden(gr, name, `cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: ${d.reason}, <nil>`);
       }
     }
   }

@@ -27,7 +27,9 @@ export class DefaultTolerationSeconds implements MutatingAdmission {
     const spec = ((pod as corev1.Pod).spec ??= {});
     const tol = (spec.tolerations ??= []);
     for (const key of ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']) {
-      const covered = tol.some((t) => (t.operator === 'Exists' && !t.key && (!t.effect || t.effect === 'NoExecute')) || (t.key === key && (!t.effect || t.effect === 'NoExecute')));
+      const covered = tol.some(
+        (t) => (t.operator === 'Exists' && !t.key && (!t.effect || t.effect === 'NoExecute')) || (t.key === key && (!t.effect || t.effect === 'NoExecute')),
+      );
       if (!covered) tol.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.seconds });
     }
   }
@@ -85,9 +87,11 @@ export class LimitRanger implements MutatingAdmission, ValidatingAdmission {
           }
         }
       }
-      for (const [r, q] of Object.entries(res.limits ?? {})) if (res.requests?.[r] === undefined && limits.some((l) => l.default?.[r] !== undefined)) (res.requests ??= {})[r] = q;
+      for (const [r, q] of Object.entries(res.limits ?? {}))
+        if (res.requests?.[r] === undefined && limits.some((l) => l.default?.[r] !== undefined)) (res.requests ??= {})[r] = q;
     }
-    if (set.length) pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), 'kubernetes.io/limit-ranger': `LimitRanger plugin set: ${set.join('; ')}` };
+    if (set.length)
+      pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), 'kubernetes.io/limit-ranger': `LimitRanger plugin set: ${set.join('; ')}` };
   }
 
   async validate(pod: KubeObject, a: AdmissionAttributes): Promise<void> {
@@ -121,6 +125,7 @@ export class LimitRanger implements MutatingAdmission, ValidatingAdmission {
       const fmt = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).map(([r, v]) => [r, r === 'cpu' ? `${v}m` : v]));
       check('Pod', fmt(podReq), fmt(podLim));
     }
-    if (errs.length) throw failure('Forbidden', `pods "${pod.metadata.name ?? ''}" is forbidden: [${errs.join(', ')}]`, { name: pod.metadata.name ?? '', kind: 'pods' });
+    if (errs.length)
+      throw failure('Forbidden', `pods "${pod.metadata.name ?? ''}" is forbidden: [${errs.join(', ')}]`, { name: pod.metadata.name ?? '', kind: 'pods' });
   }
 }

@@ -21,7 +21,13 @@ const pod = (name: string, spec: Record<string, unknown> = {}) => ({
 test('system classes exist; a named class sets priority and preemptionPolicy', async () => {
   const sys = await request(env.url, 'GET', '/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical');
   assert.equal(sys.body.value, 2000001000);
-  await request(env.url, 'POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'high' }, value: 1000, preemptionPolicy: 'Never' });
+  await request(env.url, 'POST', '/apis/scheduling.k8s.io/v1/priorityclasses', {
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClass',
+    metadata: { name: 'high' },
+    value: 1000,
+    preemptionPolicy: 'Never',
+  });
   const r = await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('p-high', { priorityClassName: 'high' }));
   assert.equal(r.status, 201);
   assert.equal(r.body.spec.priority, 1000);
@@ -32,7 +38,13 @@ test('system classes exist; a named class sets priority and preemptionPolicy', a
 });
 
 test('a globalDefault class applies to pods that name none', async () => {
-  await request(env.url, 'POST', '/apis/scheduling.k8s.io/v1/priorityclasses', { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'default-prio' }, value: 7, globalDefault: true });
+  await request(env.url, 'POST', '/apis/scheduling.k8s.io/v1/priorityclasses', {
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClass',
+    metadata: { name: 'default-prio' },
+    value: 7,
+    globalDefault: true,
+  });
   const r = await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('p-default'));
   assert.equal(r.body.spec.priority, 7);
   assert.equal(r.body.spec.priorityClassName, 'default-prio');

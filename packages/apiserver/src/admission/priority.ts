@@ -12,7 +12,11 @@ import type { ObjectCreator, ObjectReader } from './lookups.js';
 
 export const SYSTEM_PRIORITY_CLASSES = [
   { name: 'system-node-critical', value: 2000001000, description: 'Used for system critical pods that must not be moved from their current node.' },
-  { name: 'system-cluster-critical', value: 2000000000, description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.' },
+  {
+    name: 'system-cluster-critical',
+    value: 2000000000,
+    description: 'Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.',
+  },
 ];
 
 interface PriorityClass extends KubeObject {
@@ -43,10 +47,12 @@ export class PriorityAdmission implements MutatingAdmission {
     const name = pod.metadata.name ?? '';
     let pc: PriorityClass | undefined;
     if (spec.priorityClassName) {
-      pc = (await this.classes().get(undefined, spec.priorityClassName, '0').catch((e) => {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      })) as PriorityClass | undefined;
+      pc = (await this.classes()
+        .get(undefined, spec.priorityClassName, '0')
+        .catch((e) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        })) as PriorityClass | undefined;
       if (!pc) throw forbidden(gr, name, `no PriorityClass with name ${spec.priorityClassName} was found`);
     } else {
       pc = await this.defaultClass();
@@ -54,7 +60,11 @@ export class PriorityAdmission implements MutatingAdmission {
     }
     const value = pc?.value ?? 0;
     if (spec.priority !== undefined && spec.priority !== null && spec.priority !== value) {
-      throw forbidden(gr, name, `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${value} from the given PriorityClass name`);
+      throw forbidden(
+        gr,
+        name,
+        `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${value} from the given PriorityClass name`,
+      );
     }
     spec.priority = value;
     spec.preemptionPolicy ??= pc?.preemptionPolicy ?? 'PreemptLowerPriority';
@@ -65,7 +75,13 @@ export class PriorityAdmission implements MutatingAdmission {
 export async function ensureSystemPriorityClasses(store: ObjectCreator): Promise<void> {
   for (const c of SYSTEM_PRIORITY_CLASSES) {
     try {
-      await store.create(undefined, { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: c.name }, value: c.value, description: c.description } as KubeObject);
+      await store.create(undefined, {
+        apiVersion: 'scheduling.k8s.io/v1',
+        kind: 'PriorityClass',
+        metadata: { name: c.name },
+        value: c.value,
+        description: c.description,
+      } as KubeObject);
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
     }

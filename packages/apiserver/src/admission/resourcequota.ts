@@ -21,7 +21,8 @@ const parse = (r: string, q: string | number) => (/cpu$/.test(r) ? milliValue(q)
 
 function podLimits(spec: corev1.PodSpec): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const c of spec.containers ?? []) for (const [r, q] of Object.entries(c.resources?.limits ?? {})) out[r] = (out[r] ?? 0) + (r === 'cpu' ? milliValue(q) : intValue(q));
+  for (const c of spec.containers ?? [])
+    for (const [r, q] of Object.entries(c.resources?.limits ?? {})) out[r] = (out[r] ?? 0) + (r === 'cpu' ? milliValue(q) : intValue(q));
   return out;
 }
 
@@ -52,7 +53,8 @@ export class ResourceQuotaAdmission implements ValidatingAdmission {
         u[`limits.${r}`] = lim[r] ?? 0;
       }
     }
-    for (const k of ['configmaps', 'secrets', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'resourcequotas']) if (resource === `/${k}`) u[k] = 1;
+    for (const k of ['configmaps', 'secrets', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'resourcequotas'])
+      if (resource === `/${k}`) u[k] = 1;
     return u;
   }
 

@@ -42,7 +42,11 @@ export class ServiceAccountAdmission implements MutatingAdmission {
       sa = await this.serviceAccounts().get(a.namespace, name);
     } catch (e) {
       if (!isNotFound(e)) throw e;
-      throw forbidden({ group: '', resource: 'pods' }, pod.metadata.name ?? '', `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
+      throw forbidden(
+        { group: '', resource: 'pods' },
+        pod.metadata.name ?? '',
+        `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`,
+      );
     }
     const automount = spec.automountServiceAccountToken ?? sa.automountServiceAccountToken ?? true;
     if (!automount) return;

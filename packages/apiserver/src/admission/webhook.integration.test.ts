@@ -34,7 +34,8 @@ before(async () => {
         const patch = [{ op: 'add', path: '/metadata/labels', value: { ...(r.object.metadata.labels ?? {}), mutated: 'yes' } }];
         response = { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
       } else if (req.url === '/protect') {
-        if (r.operation === 'DELETE' && r.object === null && r.oldObject?.metadata?.labels?.protected === 'true') response = { uid: r.uid, allowed: false, status: { code: 403, message: `${r.oldObject.metadata.name} is protected` } };
+        if (r.operation === 'DELETE' && r.object === null && r.oldObject?.metadata?.labels?.protected === 'true')
+          response = { uid: r.uid, allowed: false, status: { code: 403, message: `${r.oldObject.metadata.name} is protected` } };
       } else if (req.url === '/validate' && r.object.metadata.name.startsWith('deny-')) {
         response = { uid: r.uid, allowed: false, status: { code: 403, message: `names starting with deny- are not allowed (user ${r.userInfo.username})` } };
       }
@@ -48,19 +49,38 @@ before(async () => {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
     metadata: { name: 'labeler' },
-    webhooks: [{ name: 'labeler.example.com', clientConfig: { url: `${hookURL}/mutate`, caBundle }, rules, objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] }, sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+    webhooks: [
+      {
+        name: 'labeler.example.com',
+        clientConfig: { url: `${hookURL}/mutate`, caBundle },
+        rules,
+        objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] },
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
   });
   await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
     metadata: { name: 'namer' },
-    webhooks: [{ name: 'namer.example.com', clientConfig: { url: `${hookURL}/validate`, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+    webhooks: [
+      { name: 'namer.example.com', clientConfig: { url: `${hookURL}/validate`, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'] },
+    ],
   });
   await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingWebhookConfiguration',
     metadata: { name: 'protector' },
-    webhooks: [{ name: 'protector.example.com', clientConfig: { url: `${hookURL}/protect`, caBundle }, rules: [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+    webhooks: [
+      {
+        name: 'protector.example.com',
+        clientConfig: { url: `${hookURL}/protect`, caBundle },
+        rules: [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
   });
   await new Promise((r) => setTimeout(r, 200));
 });
@@ -69,7 +89,12 @@ after(async () => {
   await env?.stop();
 });
 
-const cm = (name: string, labels?: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...(labels ? { labels } : {}) }, data: { a: '1' } });
+const cm = (name: string, labels?: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(labels ? { labels } : {}) },
+  data: { a: '1' },
+});
 
 test("a mutating webhook's patch is applied and stored", async () => {
   const r = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('patched', { app: 'x' }));
@@ -90,7 +115,7 @@ test("a validating webhook's denial blocks the write and nothing reaches etcd", 
   assert.equal(r.body.message, 'admission webhook "namer.example.com" denied the request: names starting with deny- are not allowed (user system:admin)');
   const etcd = new Etcd3({ hosts: env.etcd.endpoint });
   try {
-    assert.equal((await etcd.get('/registry/configmaps/default/deny-me').string()), null);
+    assert.equal(await etcd.get('/registry/configmaps/default/deny-me').string(), null);
   } finally {
     etcd.close();
   }
@@ -99,14 +124,33 @@ test("a validating webhook's denial blocks the write and nothing reaches etcd", 
 test('an unreachable webhook fails the request with failurePolicy Fail and is skipped with Ignore', async () => {
   const dead = `https://127.0.0.1:${await freePort()}/x`;
   const rules = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }];
-  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'dead' }, webhooks: [{ name: 'dead.example.com', clientConfig: { url: dead, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'], timeoutSeconds: 2 }] });
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'dead' },
+    webhooks: [
+      { name: 'dead.example.com', clientConfig: { url: dead, caBundle }, rules, sideEffects: 'None', admissionReviewVersions: ['v1'], timeoutSeconds: 2 },
+    ],
+  });
   await new Promise((r) => setTimeout(r, 200));
   const failed = await request(env.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' } });
   assert.equal(failed.status, 500);
-  assert.match(failed.body.message, /^Internal error occurred: failed calling webhook "dead\.example\.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/x": /);
-  await request(env.url, 'PATCH', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/dead', [{ op: 'add', path: '/webhooks/0/failurePolicy', value: 'Ignore' }], { contentType: 'application/json-patch+json' });
+  assert.match(
+    failed.body.message,
+    /^Internal error occurred: failed calling webhook "dead\.example\.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/x": /,
+  );
+  await request(
+    env.url,
+    'PATCH',
+    '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/dead',
+    [{ op: 'add', path: '/webhooks/0/failurePolicy', value: 'Ignore' }],
+    { contentType: 'application/json-patch+json' },
+  );
   await new Promise((r) => setTimeout(r, 200));
-  assert.equal((await request(env.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' } })).status, 201);
+  assert.equal(
+    (await request(env.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's2' } })).status,
+    201,
+  );
 });
 
 test('webhooks see updates too: a mutating webhook on UPDATE patches the new object', async () => {
@@ -114,13 +158,27 @@ test('webhooks see updates too: a mutating webhook on UPDATE patches the new obj
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
     metadata: { name: 'on-update' },
-    webhooks: [{ name: 'update.example.com', clientConfig: { url: `${hookURL}/mutate`, caBundle }, rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+    webhooks: [
+      {
+        name: 'update.example.com',
+        clientConfig: { url: `${hookURL}/mutate`, caBundle },
+        rules: [{ operations: ['UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['services'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
   });
   await new Promise((r) => setTimeout(r, 200));
   const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { ports: [{ port: 80 }] } };
   const created = await request(env.url, 'POST', '/api/v1/namespaces/default/services', svc);
   assert.equal(created.body.metadata.labels, undefined, 'CREATE is not in the rule');
-  const updated = await request(env.url, 'PATCH', '/api/v1/namespaces/default/services/web', { metadata: { annotations: { touched: 'yes' } } }, { contentType: 'application/merge-patch+json' });
+  const updated = await request(
+    env.url,
+    'PATCH',
+    '/api/v1/namespaces/default/services/web',
+    { metadata: { annotations: { touched: 'yes' } } },
+    { contentType: 'application/merge-patch+json' },
+  );
   assert.equal(updated.status, 200, JSON.stringify(updated.body));
   assert.equal(updated.body.metadata.labels.mutated, 'yes');
   const review = seen.find((s) => s.request.operation === 'UPDATE' && s.request.name === 'web');

@@ -41,12 +41,21 @@ function post(url: string, body: string, caBundle: string | undefined, timeoutMs
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) }, ...(caBundle ? { ca: Buffer.from(caBundle, 'base64').toString() } : {}), timeout: timeoutMs },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
+        ...(caBundle ? { ca: Buffer.from(caBundle, 'base64').toString() } : {}),
+        timeout: timeoutMs,
+      },
       (res) => {
         let b = '';
         res.on('data', (d) => (b += d));
         res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 300) return reject(new Error(`the server responded with the status code ${res.statusCode} but did not return more information`));
+          if ((res.statusCode ?? 0) >= 300)
+            return reject(new Error(`the server responded with the status code ${res.statusCode} but did not return more information`));
           try {
             resolve(JSON.parse(b));
           } catch {
@@ -71,7 +80,11 @@ abstract class WebhookPlugin {
   }
 
   handles(a: AdmissionAttributes): boolean {
-    return this.configured.size > 0 && a.resource !== 'admissionregistration.k8s.io/mutatingwebhookconfigurations' && a.resource !== 'admissionregistration.k8s.io/validatingwebhookconfigurations';
+    return (
+      this.configured.size > 0 &&
+      a.resource !== 'admissionregistration.k8s.io/mutatingwebhookconfigurations' &&
+      a.resource !== 'admissionregistration.k8s.io/validatingwebhookconfigurations'
+    );
   }
 
   protected async matching(obj: KubeObject, a: AdmissionAttributes): Promise<Webhook[]> {
@@ -84,12 +97,25 @@ abstract class WebhookPlugin {
     for (const cfg of items) {
       for (const w of (cfg as WebhookConfiguration).webhooks ?? []) {
         const res = a.subresource ? `${resource}/${a.subresource}` : resource;
-        const ruleOk = (w.rules ?? []).some((r) => matchList(r.operations, a.operation) && matchList(r.apiGroups, group) && matchList(r.apiVersions, gvk?.version ?? 'v1') && (matchList(r.resources, res) || (!!a.subresource && r.resources?.includes(`*/${a.subresource}`))) && (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace));
+        const ruleOk = (w.rules ?? []).some(
+          (r) =>
+            matchList(r.operations, a.operation) &&
+            matchList(r.apiGroups, group) &&
+            matchList(r.apiVersions, gvk?.version ?? 'v1') &&
+            (matchList(r.resources, res) || (!!a.subresource && r.resources?.includes(`*/${a.subresource}`))) &&
+            (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace),
+        );
         if (!ruleOk) continue;
         try {
           if (w.objectSelector && !selectorFromLabelSelector(w.objectSelector).matches(obj.metadata.labels ?? {})) continue;
           if (w.namespaceSelector && a.namespace) {
-            nsLabels ??= (await this.ctx.namespaces().get(undefined, a.namespace, '0').catch(() => undefined))?.metadata.labels ?? {};
+            nsLabels ??=
+              (
+                await this.ctx
+                  .namespaces()
+                  .get(undefined, a.namespace, '0')
+                  .catch(() => undefined)
+              )?.metadata.labels ?? {};
             if (!selectorFromLabelSelector(w.namespaceSelector).matches(nsLabels)) continue;
           }
         } catch {
@@ -169,7 +195,8 @@ export class MutatingWebhooks extends WebhookPlugin implements MutatingAdmission
       if (!r) continue;
       if (!r.allowed) throw this.denied(w, r);
       if (r.patch) {
-        if (r.patchType && r.patchType !== 'JSONPatch') throw failure('InternalError', `Internal error occurred: webhook "${w.name}" returned an unsupported patchType ${r.patchType}`);
+        if (r.patchType && r.patchType !== 'JSONPatch')
+          throw failure('InternalError', `Internal error occurred: webhook "${w.name}" returned an unsupported patchType ${r.patchType}`);
         let ops: unknown;
         try {
           ops = JSON.parse(Buffer.from(r.patch, 'base64').toString('utf8'));

@@ -11,7 +11,8 @@ const lines: string[] = [];
 let admin: { certPem: string; keyPem: string };
 
 before(async () => {
-  const sink = new Writable({ write: (chunk, _e, cb) => {
+  const sink = new Writable({
+    write: (chunk, _e, cb) => {
       lines.push(...chunk.toString().split('\n').filter(Boolean));
       cb();
     },
@@ -26,17 +27,37 @@ after(async () => {
 function call(method: string, path: string, body?: unknown, token?: string): Promise<number> {
   const u = new URL(env.url + path);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: u.hostname, port: u.port, path: u.pathname, method, ca: env.pki!.caPem, ...(token ? { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } } : { cert: admin.certPem, key: admin.keyPem, headers: { 'content-type': 'application/json' } }) }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
+    const req = httpsRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method,
+        ca: env.pki!.caPem,
+        ...(token
+          ? { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }
+          : { cert: admin.certPem, key: admin.keyPem, headers: { 'content-type': 'application/json' } }),
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      },
+    );
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
 test('each request is one audit line; secret values and bearer tokens never appear', async () => {
-  assert.equal(await call('POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db' }, stringData: { password: 'hunter2-very-secret' } }), 201);
+  assert.equal(
+    await call('POST', '/api/v1/namespaces/default/secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db' },
+      stringData: { password: 'hunter2-very-secret' },
+    }),
+    201,
+  );
   assert.equal(await call('GET', '/api/v1/namespaces/default/secrets/db'), 200);
   assert.equal(await call('GET', '/api/v1/namespaces/default/pods', undefined, 'not-a-real-token-abc123'), 401);
   await new Promise((r) => setTimeout(r, 100));

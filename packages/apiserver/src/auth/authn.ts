@@ -35,7 +35,16 @@ export function parseTokenFile(text: string): Map<string, UserInfo> {
     cols.push(cur);
     const [token, name, uid, groups] = cols.map((c) => c.trim());
     if (!token || !name) throw new Error('token file: each line needs at least token,user,uid');
-    out.set(token, { name, ...(uid ? { uid } : {}), groups: groups ? groups.split(',').map((g) => g.trim()).filter(Boolean) : [] });
+    out.set(token, {
+      name,
+      ...(uid ? { uid } : {}),
+      groups: groups
+        ? groups
+            .split(',')
+            .map((g) => g.trim())
+            .filter(Boolean)
+        : [],
+    });
   }
   return out;
 }

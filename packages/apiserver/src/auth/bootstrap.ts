@@ -16,7 +16,12 @@ const RO = ['get', 'list', 'watch'];
 const RW = ['create', 'delete', 'deletecollection', 'patch', 'update'];
 const ALL = ['*'];
 
-const rule = (verbs: string[], apiGroups: string[], resources: string[], resourceNames?: string[]): PolicyRule => ({ verbs, apiGroups, resources, ...(resourceNames ? { resourceNames } : {}) });
+const rule = (verbs: string[], apiGroups: string[], resources: string[], resourceNames?: string[]): PolicyRule => ({
+  verbs,
+  apiGroups,
+  resources,
+  ...(resourceNames ? { resourceNames } : {}),
+});
 const urls = (verbs: string[], nonResourceURLs: string[]): PolicyRule => ({ verbs, nonResourceURLs });
 
 const AUTOUPDATE = { 'rbac.authorization.kubernetes.io/autoupdate': 'true' };
@@ -27,7 +32,9 @@ function clusterRole(name: string, rules: PolicyRule[], extra: { labels?: Record
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: { name, labels: { ...BOOTSTRAP_LABELS, ...(extra.labels ?? {}) }, annotations: AUTOUPDATE },
-    ...(extra.aggregate ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${extra.aggregate}`]: 'true' } }] } } : {}),
+    ...(extra.aggregate
+      ? { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${extra.aggregate}`]: 'true' } }] } }
+      : {}),
     rules,
   } as KubeObject;
 }
@@ -45,8 +52,42 @@ function clusterRoleBinding(name: string, role: string, subjects: { kind: string
 const group = (name: string) => ({ kind: 'Group', name });
 const user = (name: string) => ({ kind: 'User', name });
 
-const VIEW_CORE = ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status', 'bindings', 'events', 'limitranges', 'namespaces', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status'];
-const APPS = ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status'];
+const VIEW_CORE = [
+  'configmaps',
+  'endpoints',
+  'persistentvolumeclaims',
+  'persistentvolumeclaims/status',
+  'pods',
+  'replicationcontrollers',
+  'replicationcontrollers/scale',
+  'serviceaccounts',
+  'services',
+  'services/status',
+  'bindings',
+  'events',
+  'limitranges',
+  'namespaces',
+  'namespaces/status',
+  'pods/log',
+  'pods/status',
+  'replicationcontrollers/status',
+  'resourcequotas',
+  'resourcequotas/status',
+];
+const APPS = [
+  'controllerrevisions',
+  'daemonsets',
+  'daemonsets/status',
+  'deployments',
+  'deployments/scale',
+  'deployments/status',
+  'replicasets',
+  'replicasets/scale',
+  'replicasets/status',
+  'statefulsets',
+  'statefulsets/scale',
+  'statefulsets/status',
+];
 
 export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBindings: KubeObject[] } {
   const clusterRoles = [
@@ -54,15 +95,45 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRole('admin', [], { aggregate: 'admin' }),
     clusterRole('edit', [], { aggregate: 'edit', labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
     clusterRole('view', [], { aggregate: 'view', labels: { 'rbac.authorization.k8s.io/aggregate-to-edit': 'true' } }),
-    clusterRole('system:aggregate-to-admin', [rule(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], ['rbac.authorization.k8s.io'], ['rolebindings', 'roles']), rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews'])], { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }),
+    clusterRole(
+      'system:aggregate-to-admin',
+      [
+        rule(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'], ['rbac.authorization.k8s.io'], ['rolebindings', 'roles']),
+        rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews']),
+      ],
+      { labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } },
+    ),
     clusterRole(
       'system:aggregate-to-edit',
       [
-        rule(['create', 'delete', 'deletecollection', 'patch', 'update'], [''], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'configmaps', 'endpoints', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy']),
+        rule(
+          ['create', 'delete', 'deletecollection', 'patch', 'update'],
+          [''],
+          [
+            'pods',
+            'pods/attach',
+            'pods/exec',
+            'pods/portforward',
+            'pods/proxy',
+            'configmaps',
+            'endpoints',
+            'persistentvolumeclaims',
+            'replicationcontrollers',
+            'replicationcontrollers/scale',
+            'secrets',
+            'serviceaccounts',
+            'services',
+            'services/proxy',
+          ],
+        ),
         rule(['create'], [''], ['serviceaccounts/token']),
         rule(['get', 'list', 'watch'], [''], ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy']),
         rule(['impersonate'], [''], ['serviceaccounts']),
-        rule(RW, ['apps'], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale']),
+        rule(
+          RW,
+          ['apps'],
+          ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'],
+        ),
         rule(RW, ['autoscaling'], ['horizontalpodautoscalers']),
         rule(RW, ['batch'], ['cronjobs', 'jobs']),
         rule(RW, ['policy'], ['poddisruptionbudgets']),
@@ -85,8 +156,13 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       ],
       { labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
     ),
-    clusterRole('system:basic-user', [rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']), rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews'])]),
-    clusterRole('system:discovery', [urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'])]),
+    clusterRole('system:basic-user', [
+      rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
+      rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews']),
+    ]),
+    clusterRole('system:discovery', [
+      urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/']),
+    ]),
     clusterRole('system:public-info-viewer', [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])]),
     clusterRole('system:kube-scheduler', [
       rule(['create', 'patch', 'update'], ['', 'events.k8s.io'], ['events']),
@@ -124,8 +200,50 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['get'], ['*'], ['*']),
       // blockOwnerDeletion on an owner needs update on its finalizers (OwnerReferencesPermissionEnforcement).
       rule(['update'], [''], ['pods/finalizers', 'services/finalizers', 'endpoints/finalizers', 'replicationcontrollers/finalizers']),
-      rule([...RW, 'get', 'list', 'watch'], [''], ['pods', 'pods/status', 'endpoints', 'serviceaccounts', 'namespaces', 'namespaces/finalize', 'namespaces/status', 'nodes', 'nodes/status', 'configmaps', 'replicationcontrollers', 'services', 'services/status', 'persistentvolumeclaims', 'resourcequotas', 'resourcequotas/status', 'limitranges', 'secrets', 'podtemplates']),
-      rule([...RW], ['apps'], ['deployments', 'deployments/status', 'deployments/finalizers', 'replicasets', 'replicasets/status', 'replicasets/finalizers', 'daemonsets', 'daemonsets/status', 'daemonsets/finalizers', 'statefulsets', 'statefulsets/status', 'statefulsets/finalizers', 'controllerrevisions']),
+      rule(
+        [...RW, 'get', 'list', 'watch'],
+        [''],
+        [
+          'pods',
+          'pods/status',
+          'endpoints',
+          'serviceaccounts',
+          'namespaces',
+          'namespaces/finalize',
+          'namespaces/status',
+          'nodes',
+          'nodes/status',
+          'configmaps',
+          'replicationcontrollers',
+          'services',
+          'services/status',
+          'persistentvolumeclaims',
+          'resourcequotas',
+          'resourcequotas/status',
+          'limitranges',
+          'secrets',
+          'podtemplates',
+        ],
+      ),
+      rule(
+        [...RW],
+        ['apps'],
+        [
+          'deployments',
+          'deployments/status',
+          'deployments/finalizers',
+          'replicasets',
+          'replicasets/status',
+          'replicasets/finalizers',
+          'daemonsets',
+          'daemonsets/status',
+          'daemonsets/finalizers',
+          'statefulsets',
+          'statefulsets/status',
+          'statefulsets/finalizers',
+          'controllerrevisions',
+        ],
+      ),
       rule([...RW], ['batch'], ['jobs', 'jobs/status', 'jobs/finalizers', 'cronjobs', 'cronjobs/status', 'cronjobs/finalizers']),
       rule([...RW], ['discovery.k8s.io'], ['endpointslices']),
       rule([...RW], ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
@@ -172,17 +290,25 @@ export async function reconcileBootstrapPolicy(roles: Store, bindings: Store): P
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
     }
-    await store.guaranteedUpdate(undefined, want.metadata.name!, (cur) => {
-      if (cur.metadata.annotations?.['rbac.authorization.kubernetes.io/autoupdate'] === 'false') return cur;
-      const have = ((cur as Record<string, unknown>)[field] ?? []) as unknown[];
-      const missing = (((want as Record<string, unknown>)[field] ?? []) as unknown[]).filter((w) => !have.some((h) => jsonEqual(h, w)));
-      const next = structuredClone(cur) as Record<string, unknown>;
-      if (missing.length) next[field] = [...have, ...missing];
-      if ((want as Record<string, unknown>).aggregationRule && !next.aggregationRule) next.aggregationRule = (want as Record<string, unknown>).aggregationRule;
-      return next as KubeObject;
-    }, { ctx: { fieldManager: 'kube-apiserver' } }).catch((e) => {
-      if (!isNotFound(e)) throw e;
-    });
+    await store
+      .guaranteedUpdate(
+        undefined,
+        want.metadata.name!,
+        (cur) => {
+          if (cur.metadata.annotations?.['rbac.authorization.kubernetes.io/autoupdate'] === 'false') return cur;
+          const have = ((cur as Record<string, unknown>)[field] ?? []) as unknown[];
+          const missing = (((want as Record<string, unknown>)[field] ?? []) as unknown[]).filter((w) => !have.some((h) => jsonEqual(h, w)));
+          const next = structuredClone(cur) as Record<string, unknown>;
+          if (missing.length) next[field] = [...have, ...missing];
+          if ((want as Record<string, unknown>).aggregationRule && !next.aggregationRule)
+            next.aggregationRule = (want as Record<string, unknown>).aggregationRule;
+          return next as KubeObject;
+        },
+        { ctx: { fieldManager: 'kube-apiserver' } },
+      )
+      .catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
   };
   for (const r of clusterRoles) await sync(roles, r, 'rules');
   for (const b of clusterRoleBindings) await sync(bindings, b, 'subjects');

@@ -93,11 +93,15 @@ export class NodeAuthorizer implements Authorizer {
         if (a.verb !== 'get' || !a.name) return denied(`can only get individual ${res}`);
         const kind = res === 'secrets' ? 'secrets' : res === 'configmaps' ? 'configmaps' : 'pvcs';
         const used = this.podsOn(node, a.namespace).some((p) => references(p)[kind].has(a.name!));
-        return used ? { allowed: true, reason: `${res} used by a pod on node ${node}` } : denied(`no relationship found between node '${node}' and this object`);
+        return used
+          ? { allowed: true, reason: `${res} used by a pod on node ${node}` }
+          : denied(`no relationship found between node '${node}' and this object`);
       }
       if (res === 'serviceaccounts/token') {
         const used = a.verb === 'create' && this.podsOn(node, a.namespace).some((p) => ((p as corev1.Pod).spec?.serviceAccountName ?? 'default') === a.name);
-        return used ? { allowed: true, reason: 'service account used by a pod on this node' } : denied(`no relationship found between node '${node}' and this object`);
+        return used
+          ? { allowed: true, reason: 'service account used by a pod on this node' }
+          : denied(`no relationship found between node '${node}' and this object`);
       }
       if ((res === 'pods/status' || (res === 'pods' && a.verb === 'delete')) && a.name) {
         const bound = this.nodeOf.get(`${a.namespace}/${a.name}`);
@@ -108,7 +112,7 @@ export class NodeAuthorizer implements Authorizer {
       if (!['get', 'create', 'update', 'patch', 'delete'].includes(a.verb)) return denied('can only get, create, update, patch, or delete a node lease');
       if (a.namespace !== 'kube-node-lease') return denied('can only access leases in the "kube-node-lease" system namespace');
       if (a.verb !== 'create' && a.name !== node) return denied('can only access node lease with the same name as the requesting node');
-      return { allowed: true, reason: 'the node\'s own lease' };
+      return { allowed: true, reason: "the node's own lease" };
     }
     return this.nodeRules.some((r) => ruleAllows(a, r)) ? { allowed: true, reason: 'node rules' } : NO;
   }

@@ -85,7 +85,11 @@ export class RbacAuthorizer implements Authorizer {
     else if (kind === 'clusterroles') del ? this.clusterRoles.delete(obj.metadata.name!) : this.clusterRoles.set(obj.metadata.name!, obj as rbacv1.ClusterRole);
     else {
       const binding = obj as rbacv1.RoleBinding | rbacv1.ClusterRoleBinding;
-      const b: Binding = { ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}), roleRef: binding.roleRef, subjects: binding.subjects ?? [] };
+      const b: Binding = {
+        ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
+        roleRef: binding.roleRef,
+        subjects: binding.subjects ?? [],
+      };
       const map = kind === 'rolebindings' ? this.roleBindings : this.clusterRoleBindings;
       del ? map.delete(key) : map.set(key, b);
     }
@@ -125,19 +129,23 @@ export class RbacAuthorizer implements Authorizer {
   rulesFor(user: UserInfo, namespace: string | undefined): PolicyRule[] {
     const out: PolicyRule[] = [];
     for (const b of this.clusterRoleBindings.values()) if (b.subjects.some((s) => subjectMatches(s, user, undefined))) out.push(...this.bindingRules(b));
-    if (namespace) for (const b of this.roleBindings.values()) if (b.namespace === namespace && b.subjects.some((s) => subjectMatches(s, user, b.namespace))) out.push(...this.bindingRules(b));
+    if (namespace)
+      for (const b of this.roleBindings.values())
+        if (b.namespace === namespace && b.subjects.some((s) => subjectMatches(s, user, b.namespace))) out.push(...this.bindingRules(b));
     return out;
   }
 
   authorize(a: Attributes): Decision {
     for (const b of this.clusterRoleBindings.values()) {
       if (!b.subjects.some((s) => subjectMatches(s, a.user, undefined))) continue;
-      if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding with role ${b.roleRef?.name}` };
+      if (this.bindingRules(b).some((r) => ruleAllows(a, r)))
+        return { allowed: true, reason: `RBAC: allowed by ClusterRoleBinding with role ${b.roleRef?.name}` };
     }
     if (a.namespace) {
       for (const b of this.roleBindings.values()) {
         if (b.namespace !== a.namespace || !b.subjects.some((s) => subjectMatches(s, a.user, b.namespace))) continue;
-        if (this.bindingRules(b).some((r) => ruleAllows(a, r))) return { allowed: true, reason: `RBAC: allowed by RoleBinding with ${b.roleRef?.kind} ${b.roleRef?.name}` };
+        if (this.bindingRules(b).some((r) => ruleAllows(a, r)))
+          return { allowed: true, reason: `RBAC: allowed by RoleBinding with ${b.roleRef?.kind} ${b.roleRef?.name}` };
       }
     }
     return { allowed: false, reason: '' };

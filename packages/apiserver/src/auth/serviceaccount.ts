@@ -54,7 +54,11 @@ export class ServiceAccountTokens implements TokenAuthenticator {
     const { key, kid } = await this.signing;
     const now = Math.floor(Date.now() / 1000);
     const exp = now + o.expirationSeconds;
-    const claim: KubeClaim = { namespace: sa.metadata.namespace!, serviceaccount: { name: sa.metadata.name!, uid: sa.metadata.uid! }, ...(o.pod ? { pod: { name: o.pod.metadata.name!, uid: o.pod.metadata.uid! } } : {}) };
+    const claim: KubeClaim = {
+      namespace: sa.metadata.namespace!,
+      serviceaccount: { name: sa.metadata.name!, uid: sa.metadata.uid! },
+      ...(o.pod ? { pod: { name: o.pod.metadata.name!, uid: o.pod.metadata.uid! } } : {}),
+    };
     const token = await new SignJWT({ 'kubernetes.io': claim })
       .setProtectedHeader({ alg: 'ES256', kid })
       .setIssuer(this.o.issuer)

@@ -24,7 +24,12 @@ const schema: SchemaNode = {
             properties: {
               name: { type: 'string' },
               image: { type: 'string' },
-              ports: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['containerPort', 'protocol'], items: { type: 'object', properties: { containerPort: { type: 'integer' }, protocol: { type: 'string' } } } },
+              ports: {
+                type: 'array',
+                'x-kubernetes-list-type': 'map',
+                'x-kubernetes-list-map-keys': ['containerPort', 'protocol'],
+                items: { type: 'object', properties: { containerPort: { type: 'integer' }, protocol: { type: 'string' } } },
+              },
             },
           },
         },
@@ -34,16 +39,34 @@ const schema: SchemaNode = {
 };
 
 const ctx = (manager: string): FieldContext => ({ manager, apiVersion: 'test/v1', schema, statusSubresource: true });
-const obj = (spec: Record<string, unknown>, labels?: Record<string, string>): KubeObject => ({ apiVersion: 'test/v1', kind: 'Thing', metadata: { name: 'x', ...(labels ? { labels } : {}) }, spec });
+const obj = (spec: Record<string, unknown>, labels?: Record<string, string>): KubeObject => ({
+  apiVersion: 'test/v1',
+  kind: 'Thing',
+  metadata: { name: 'x', ...(labels ? { labels } : {}) },
+  spec,
+});
 
 test('field sets: structs recurse, maps and list items are members, atomic lists and scalars are leaves; FieldsV1 round-trips', () => {
-  const c = collect({ metadata: { labels: { a: '1' } }, spec: { replicas: 2, args: ['x'], finalizers: ['f'], containers: [{ name: 'c', image: 'i', ports: [{ containerPort: 80 }] }] } }, schema);
+  const c = collect(
+    {
+      metadata: { labels: { a: '1' } },
+      spec: { replicas: 2, args: ['x'], finalizers: ['f'], containers: [{ name: 'c', image: 'i', ports: [{ containerPort: 80 }] }] },
+    },
+    schema,
+  );
   const f = c.set.toFieldsV1();
   assert.deepEqual(f, {
     'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } },
     'f:spec': {
       'f:args': {},
-      'f:containers': { 'k:{"name":"c"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {} } } } },
+      'f:containers': {
+        'k:{"name":"c"}': {
+          '.': {},
+          'f:image': {},
+          'f:name': {},
+          'f:ports': { 'k:{"containerPort":80,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {} } },
+        },
+      },
       'f:finalizers': { 'v:"f"': {} },
       'f:replicas': {},
     },
@@ -66,8 +89,25 @@ test('updates move changed fields to the writer and drop removed ones from every
 });
 
 test('apply merges by key, conflicts with other owners unless forced, removes what it stopped applying', () => {
-  const first = apply(undefined, obj({ replicas: 2, containers: [{ name: 'a', image: 'v1' }, { name: 'b', image: 'v1' }] }, { app: 'x' }), ctx('me'), false);
-  assert.deepEqual((first.spec as any).containers.map((c: any) => c.name), ['a', 'b']);
+  const first = apply(
+    undefined,
+    obj(
+      {
+        replicas: 2,
+        containers: [
+          { name: 'a', image: 'v1' },
+          { name: 'b', image: 'v1' },
+        ],
+      },
+      { app: 'x' },
+    ),
+    ctx('me'),
+    false,
+  );
+  assert.deepEqual(
+    (first.spec as any).containers.map((c: any) => c.name),
+    ['a', 'b'],
+  );
   // Someone else changes replicas and adds a container.
   const changed = structuredClone(first);
   (changed.spec as any).replicas = 7;
@@ -87,7 +127,14 @@ test('apply merges by key, conflicts with other owners unless forced, removes wh
   const forced = apply(changed, cfg, ctx('me'), true);
   const spec = forced.spec as any;
   assert.equal(spec.replicas, 2);
-  assert.deepEqual(spec.containers.map((c: any) => [c.name, c.image]), [['a', 'v2'], ['sidecar', 's']], 'b (ours, dropped) goes; sidecar (theirs) stays');
+  assert.deepEqual(
+    spec.containers.map((c: any) => [c.name, c.image]),
+    [
+      ['a', 'v2'],
+      ['sidecar', 's'],
+    ],
+    'b (ours, dropped) goes; sidecar (theirs) stays',
+  );
   const hpa = forced.metadata.managedFields!.find((e: any) => e.manager === 'hpa') as any;
   assert.ok(!hpa.fieldsV1['f:spec']['f:replicas'], 'forcing took replicas from hpa');
   const mine = forced.metadata.managedFields!.find((e: any) => e.manager === 'me') as any;

@@ -121,7 +121,9 @@ export function pathString(p: Path): string {
       if (el.startsWith('v:')) return `[=${el.slice(2)}]`;
       if (el.startsWith('k:')) {
         const keys = JSON.parse(el.slice(2)) as Obj;
-        return `[${Object.entries(keys).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+        return `[${Object.entries(keys)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+          .join(',')}]`;
       }
       return el;
     })
@@ -233,7 +235,9 @@ function findItem(list: unknown[], el: string): number {
   }
   if (el.startsWith('k:')) {
     const keys = JSON.parse(el.slice(2)) as Obj;
-    return list.findIndex((x) => isPlainObject(x) && Object.entries(keys).every(([k, v]) => JSON.stringify((x as Obj)[k] ?? keyDefault(undefined, k)) === JSON.stringify(v)));
+    return list.findIndex(
+      (x) => isPlainObject(x) && Object.entries(keys).every(([k, v]) => JSON.stringify((x as Obj)[k] ?? keyDefault(undefined, k)) === JSON.stringify(v)),
+    );
   }
   return -1;
 }

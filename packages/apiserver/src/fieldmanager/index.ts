@@ -48,7 +48,19 @@ export interface FieldContext {
   statusSubresource: boolean;
 }
 
-const IGNORED_META = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'selfLink', 'managedFields', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generateName'];
+const IGNORED_META = [
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'selfLink',
+  'managedFields',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'generateName',
+];
 
 /** The part of an object whose fields are tracked for this kind of write. */
 function tracked(obj: KubeObject | Obj | undefined, ctx: FieldContext): Obj {
@@ -100,7 +112,14 @@ function encode(entries: Entry[]): ManagedFieldsEntry[] | undefined {
 function entryFor(entries: Entry[], ctx: FieldContext, operation: 'Apply' | 'Update'): Entry {
   let e = entries.find((x) => x.manager === ctx.manager && x.operation === operation && (x.subresource ?? '') === (ctx.subresource ?? ''));
   if (!e) {
-    e = { manager: ctx.manager, operation, apiVersion: ctx.apiVersion, set: new FieldSet(), changed: true, ...(ctx.subresource ? { subresource: ctx.subresource } : {}) };
+    e = {
+      manager: ctx.manager,
+      operation,
+      apiVersion: ctx.apiVersion,
+      set: new FieldSet(),
+      changed: true,
+      ...(ctx.subresource ? { subresource: ctx.subresource } : {}),
+    };
     entries.push(e);
   }
   return e;

@@ -13,7 +13,23 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
 import { Etcd3 } from 'etcd3';
 import { clientFor, startTestEnv, type Credentials, type TestEnv } from '@kubeling/testenv';
-import { CMS, DEPLOYS, JSON_T, NS, bodyCases, continueCases, deploy, fieldCases, patchCases, rawCases, requestCases, resourceVersionCases, selectorCases, sizeCases, type Case } from './bad-input.corpus.js';
+import {
+  CMS,
+  DEPLOYS,
+  JSON_T,
+  NS,
+  bodyCases,
+  continueCases,
+  deploy,
+  fieldCases,
+  patchCases,
+  rawCases,
+  requestCases,
+  resourceVersionCases,
+  selectorCases,
+  sizeCases,
+  type Case,
+} from './bad-input.corpus.js';
 
 interface Answer {
   status: number;
@@ -68,7 +84,10 @@ function send(c: Omit<Case, 'code' | 'reason' | 'what'>): Promise<Answer> {
 function raw(bytes: string | Buffer): Promise<Answer> {
   const u = new URL(env.url);
   return new Promise((resolve, reject) => {
-    const sock = tlsConnect({ host: u.hostname, port: Number(u.port), ca: env.pki!.caPem, cert: admin.certPem, key: admin.keyPem, servername: 'localhost' }, () => sock.end(bytes));
+    const sock = tlsConnect(
+      { host: u.hostname, port: Number(u.port), ca: env.pki!.caPem, cert: admin.certPem, key: admin.keyPem, servername: 'localhost' },
+      () => sock.end(bytes),
+    );
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => sock.destroy(), 10_000);
     sock.on('data', (d: Buffer) => chunks.push(d));
@@ -152,7 +171,16 @@ after(async () => {
 test('the bad-input corpus: every answer a 4xx v1 Status with the upstream reason, nothing stored', { timeout: 600_000 }, async () => {
   const before = await namespaceKeys();
   assert.ok(before.size >= 3, `namespace keys: ${[...before.keys()].join(', ')}`);
-  const cases = [...bodyCases(), ...fieldCases(), ...sizeCases(), ...selectorCases(), ...resourceVersionCases(), ...continueCases(), ...patchCases(), ...requestCases()];
+  const cases = [
+    ...bodyCases(),
+    ...fieldCases(),
+    ...sizeCases(),
+    ...selectorCases(),
+    ...resourceVersionCases(),
+    ...continueCases(),
+    ...patchCases(),
+    ...requestCases(),
+  ];
   const failures: string[] = [];
   let fiveHundreds = 0;
   for (const c of cases) {

@@ -35,23 +35,53 @@ test('bodies nested deeper than the limits are 400 before any recursive parser s
   assert.throws(() => scanJsonDepth(deep(MAX_DEPTH + 1)), /invalid character '\{' exceeded max depth/);
   // Brackets in strings do not count, escaped quotes do not end them.
   assert.doesNotThrow(() => scanJsonDepth(JSON.stringify({ a: '{'.repeat(5000), b: 'x\\"{{{' })));
-  assert.throws(() => parseBody(Buffer.from('['.repeat(100_000)), 'application/yaml'), (e: any) => e.status.code === 400 && /exceeded max depth of 256/.test(e.status.message));
-  assert.throws(() => parseBody(Buffer.from('['.repeat(100_000)), 'application/json'), (e: any) => e.status.code === 400);
+  assert.throws(
+    () => parseBody(Buffer.from('['.repeat(100_000)), 'application/yaml'),
+    (e: any) => e.status.code === 400 && /exceeded max depth of 256/.test(e.status.message),
+  );
+  assert.throws(
+    () => parseBody(Buffer.from('['.repeat(100_000)), 'application/json'),
+    (e: any) => e.status.code === 400,
+  );
 });
 
 test('YAML as sigs.k8s.io/yaml turns it into JSON: !!binary is text, bad base64 is 400, sets and dates become JSON', () => {
   assert.deepEqual(parseBody(Buffer.from('a: !!binary aGVsbG8=\n'), 'application/yaml'), { a: 'hello' });
   assert.throws(() => parseBody(Buffer.from("a: !!binary '%%%'\n"), 'application/yaml'), /!!binary value contains invalid base64 data/);
-  assert.deepEqual(parseBody(Buffer.from('a: !!set {x: null}\nb: !!timestamp 2001-12-14\n1: one\n'), 'application/yaml'), { a: { x: null }, b: '2001-12-14T00:00:00Z', 1: 'one' });
+  assert.deepEqual(parseBody(Buffer.from('a: !!set {x: null}\nb: !!timestamp 2001-12-14\n1: one\n'), 'application/yaml'), {
+    a: { x: null },
+    b: '2001-12-14T00:00:00Z',
+    1: 'one',
+  });
   assert.throws(() => parseBody(Buffer.from('a: .inf\n'), 'application/yaml'), /json: unsupported value: \+Inf/);
   assert.throws(() => parseBody(Buffer.from('? [a]\n: 1\n'), 'application/yaml'), /invalid map key/);
 });
 
 test('Accept: 406 only when no media range is one the apiserver serves', () => {
-  for (const ok of [undefined, '', '*/*', 'application/json', 'application/yaml', 'application/json;stream=watch', 'application/vnd.kubernetes.protobuf, application/json', 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json', 'text/html, */*;q=0.8']) {
+  for (const ok of [
+    undefined,
+    '',
+    '*/*',
+    'application/json',
+    'application/yaml',
+    'application/json;stream=watch',
+    'application/vnd.kubernetes.protobuf, application/json',
+    'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json',
+    'text/html, */*;q=0.8',
+  ]) {
     assert.doesNotThrow(() => negotiate(ok), String(ok));
   }
-  for (const bad of ['application/xml', 'text/html', 'application/json;as=Table;v=v9;g=meta.k8s.io', 'application/json;as=Bogus;g=meta.k8s.io;v=v1', 'application/json;q=0']) {
-    assert.throws(() => negotiate(bad), (e: any) => e.status.code === 406 && e.status.reason === 'NotAcceptable', bad);
+  for (const bad of [
+    'application/xml',
+    'text/html',
+    'application/json;as=Table;v=v9;g=meta.k8s.io',
+    'application/json;as=Bogus;g=meta.k8s.io;v=v1',
+    'application/json;q=0',
+  ]) {
+    assert.throws(
+      () => negotiate(bad),
+      (e: any) => e.status.code === 406 && e.status.reason === 'NotAcceptable',
+      bad,
+    );
   }
 });

@@ -186,7 +186,9 @@ function parseYaml(text: string, what: string): unknown {
   if (yamlDepth(text) > MAX_YAML_DEPTH) throw new BodySyntaxError(`error converting YAML to JSON: yaml: exceeded max depth of ${MAX_YAML_DEPTH}`);
   let js: unknown;
   try {
-    const docs = YAML.parseAllDocuments(text, { customTags: (tags) => [...tags.filter((t) => (t as { tag?: string }).tag !== binaryTag.tag), binaryTag as never] });
+    const docs = YAML.parseAllDocuments(text, {
+      customTags: (tags) => [...tags.filter((t) => (t as { tag?: string }).tag !== binaryTag.tag), binaryTag as never],
+    });
     if (docs.length > 1) throw badRequest(`${what} body must contain a single YAML document`);
     const doc = docs[0];
     if (!doc) return null;
@@ -329,7 +331,12 @@ export function negotiate(accept: string | undefined): void {
   for (const part of accept.split(',')) {
     const [type, ...rest] = part.split(';').map((s) => s.trim());
     if (!SERVED.has((type ?? '').toLowerCase())) continue;
-    const params = new Map(rest.map((p) => { const i = p.indexOf('='); return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()] as [string, string]; }));
+    const params = new Map(
+      rest.map((p) => {
+        const i = p.indexOf('=');
+        return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()] as [string, string];
+      }),
+    );
     if (params.get('q') === '0') continue;
     const as = params.get('as');
     if (as === undefined || as === '') return;

@@ -8,7 +8,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ResourceDef } from '@kubeling/api';
 import { badRequest, goJSONKind, isPlainObject, unsupportedMediaType } from '@kubeling/apimachinery';
 import type { RequestInfo } from './request-info.js';
-import { BODY_TYPES, BodySyntaxError, PROTOBUF_TYPE, YAML_TYPE, checkObjectBody, encode, mediaType, parseBodyFull, summarizeBody, wantsYaml, type FieldValidation, type ParsedBody } from './codec.js';
+import {
+  BODY_TYPES,
+  BodySyntaxError,
+  PROTOBUF_TYPE,
+  YAML_TYPE,
+  checkObjectBody,
+  encode,
+  mediaType,
+  parseBodyFull,
+  summarizeBody,
+  wantsYaml,
+  type FieldValidation,
+  type ParsedBody,
+} from './codec.js';
 import type { Store } from '../registry/store.js';
 import type { EtcdStorage } from '../storage/etcd.js';
 import type { Authenticator, Authorizer, RbacAuthorizer, ServiceAccountTokens } from '../auth/index.js';

@@ -32,7 +32,9 @@ export function clientErrorHandler(err: Error & { code?: string; reason?: string
   };
   const body = JSON.stringify(status);
   if (socket.writable) {
-    socket.end(`HTTP/1.1 ${code} ${tooLarge ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${code} ${tooLarge ? 'Request Header Fields Too Large' : code === 408 ? 'Request Timeout' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.resume();
   setTimeout(() => socket.destroy(), 500).unref();
@@ -44,11 +46,13 @@ export function sendStatus(reply: FastifyReply, err: StatusError): FastifyReply 
   return reply.code(err.status.code).type(contentType).send(payload);
 }
 
-
 /** Paths the router cannot take apart: a bad escape is 400, a segment longer than any name 404. */
 export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply) {
   const code = (err as { code?: string }).code;
-  return sendStatus(reply, code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFoundPath() : badRequest(code === 'FST_ERR_BAD_URL' ? `invalid URL: ${err.message}` : err.message));
+  return sendStatus(
+    reply,
+    code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFoundPath() : badRequest(code === 'FST_ERR_BAD_URL' ? `invalid URL: ${err.message}` : err.message),
+  );
 }
 
 /** Errors as Statuses; anything not a StatusError is a bug: logged, and answered 500 without its text. */
@@ -57,7 +61,8 @@ export function errorHandler(maxBody: number) {
     if (err instanceof StatusError) return sendStatus(reply, err);
     const e = err as { statusCode?: number; code?: string; message?: string };
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e.statusCode === 413) return sendStatus(reply, requestEntityTooLarge(maxBody));
-    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.statusCode === 415) return sendStatus(reply, unsupportedMediaType('', [...BODY_TYPES, ...PATCH_TYPES]));
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || e.statusCode === 415)
+      return sendStatus(reply, unsupportedMediaType('', [...BODY_TYPES, ...PATCH_TYPES]));
     if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return sendStatus(reply, badRequest(e.message ?? 'bad request'));
     req.log.error({ err }, 'internal error');
     return sendStatus(reply, internalError());

@@ -35,7 +35,10 @@ function containerOf(pod: KubeObject, asked: string | undefined): string {
   let container = asked;
   if (!container) {
     if (names.length === 1) container = names[0]!;
-    else throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`);
+    else
+      throw badRequest(
+        `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`,
+      );
   }
   if (!names.includes(container) && !inits.includes(container)) throw badRequest(`container ${container} is not valid for pod ${name}`);
   return container;
@@ -45,7 +48,10 @@ function containerOf(pod: KubeObject, asked: string | undefined): string {
 async function kubeletURL(c: HandlerContext, pod: KubeObject, path: string): Promise<URL> {
   const spec = (pod.spec ?? {}) as PodSpec;
   if (!spec.nodeName) throw badRequest(`pod ${pod.metadata.name} does not have a host assigned`);
-  const node = await c.registry.get('/v1/nodes')!.get(undefined, spec.nodeName).catch(() => undefined);
+  const node = await c.registry
+    .get('/v1/nodes')!
+    .get(undefined, spec.nodeName)
+    .catch(() => undefined);
   const st = (node?.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
   const ip = st.addresses?.find((a) => a.type === 'InternalIP')?.address;
   const port = st.daemonEndpoints?.kubeletEndpoint?.Port;
@@ -79,14 +85,19 @@ export async function podLogs(c: HandlerContext, store: Store, ns: string | unde
   const container = containerOf(pod, q1(q, 'container'));
   for (const k of ['tailLines', 'sinceSeconds', 'limitBytes']) {
     const v = q1(q, k);
-    if (v !== undefined && !/^\d+$/.test(v)) throw failure('Invalid', `PodLogOptions "" is invalid: ${k}: Invalid value: "${v}": must be a non-negative integer`);
+    if (v !== undefined && !/^\d+$/.test(v))
+      throw failure('Invalid', `PodLogOptions "" is invalid: ${k}: Invalid value: "${v}": must be a non-negative integer`);
   }
   const params = new URLSearchParams();
   for (const k of LOG_PARAMS) {
     const v = q1(q, k);
     if (v !== undefined) params.set(k, v);
   }
-  const url = await kubeletURL(c, pod, `/containerLogs/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`);
+  const url = await kubeletURL(
+    c,
+    pod,
+    `/containerLogs/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`,
+  );
   const kc = c.opts.kubeletClient;
   let res: IncomingMessage;
   try {
@@ -118,7 +129,16 @@ export async function podLogs(c: HandlerContext, store: Store, ns: string | unde
 export async function podStream(c: HandlerContext, store: Store, ns: string | undefined, kind: 'exec' | 'attach') {
   const q = c.req.query as Query;
   if (c.req.method === 'GET' && c.authorizer && c.req.user) {
-    const attrs: Attributes = { user: c.req.user, verb: 'create', isResourceRequest: true, ...(ns ? { namespace: ns } : {}), apiGroup: '', resource: 'pods', subresource: kind, name: c.info.name };
+    const attrs: Attributes = {
+      user: c.req.user,
+      verb: 'create',
+      isResourceRequest: true,
+      ...(ns ? { namespace: ns } : {}),
+      apiGroup: '',
+      resource: 'pods',
+      subresource: kind,
+      name: c.info.name,
+    };
     if (!c.authorizer.authorize(attrs).allowed) throw failure('Forbidden', forbiddenMessage(attrs), { kind: 'pods', name: c.info.name });
   }
   const pod = await store.get(ns, c.info.name);
@@ -129,11 +149,15 @@ export async function podStream(c: HandlerContext, store: Store, ns: string | un
   const [stdin, stdout, stderr, tty] = ['stdin', 'stdout', 'stderr', 'tty'].map((k) => parseBool(q1(q, k)) === true);
   if (!stdin && !stdout && !stderr) throw badRequest('you must specify at least 1 of stdin, stdout, stderr');
   const phase = (pod.status as { phase?: string } | undefined)?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${kind === 'exec' ? 'exec into' : 'attach to'} a container in a completed pod; current phase is ${phase}`);
+  if (phase === 'Succeeded' || phase === 'Failed')
+    throw badRequest(`cannot ${kind === 'exec' ? 'exec into' : 'attach to'} a container in a completed pod; current phase is ${phase}`);
   // Only then the upgrade itself, as upstream (a client falling back to SPDY sees the same refusals).
   const up = upgrades.get(c.req.raw);
   if (!up || !isWebSocketUpgrade(c.req.headers)) {
-    if (up && c.req.headers.upgrade) throw badRequest(`unable to upgrade: only WebSocket upgrades are served for ${kind} (${STREAM_PROTOCOLS.join(', ')}), not ${String(c.req.headers.upgrade)}`);
+    if (up && c.req.headers.upgrade)
+      throw badRequest(
+        `unable to upgrade: only WebSocket upgrades are served for ${kind} (${STREAM_PROTOCOLS.join(', ')}), not ${String(c.req.headers.upgrade)}`,
+      );
     throw badRequest('Upgrade request required');
   }
   // The kubelet's parameters, as upstream's ExecLocation builds them.
@@ -143,7 +167,11 @@ export async function podStream(c: HandlerContext, store: Store, ns: string | un
   if (stdout) params.set('output', '1');
   if (stderr) params.set('error', '1');
   if (tty) params.set('tty', '1');
-  const url = await kubeletURL(c, pod, `/${kind}/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`);
+  const url = await kubeletURL(
+    c,
+    pod,
+    `/${kind}/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`,
+  );
   const kc = c.opts.kubeletClient;
   const res = await dialUpgrade(c.req.headers, { url, ...(kc ? { cert: kc.cert, key: kc.key, ...(kc.ca ? { ca: kc.ca } : {}) } : {}) }).catch((e: Error) => {
     throw serviceUnavailable(`the kubelet of node "${(pod.spec as PodSpec).nodeName}" could not be reached: ${e.message}`);

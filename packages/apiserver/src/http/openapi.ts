@@ -95,7 +95,12 @@ class Builder {
 const COMMON_PARAMS = {
   pretty: { name: 'pretty', in: 'query', description: "If 'true', then the output is pretty printed.", schema: { type: 'string' } },
   dryRun: { name: 'dryRun', in: 'query', description: 'When present, indicates that modifications should not be persisted.', schema: { type: 'string' } },
-  fieldManager: { name: 'fieldManager', in: 'query', description: 'fieldManager is a name associated with the actor or entity that is making these changes.', schema: { type: 'string' } },
+  fieldManager: {
+    name: 'fieldManager',
+    in: 'query',
+    description: 'fieldManager is a name associated with the actor or entity that is making these changes.',
+    schema: { type: 'string' },
+  },
   fieldValidation: {
     name: 'fieldValidation',
     in: 'query',
@@ -105,10 +110,23 @@ const COMMON_PARAMS = {
   force: { name: 'force', in: 'query', description: 'Force is going to "force" Apply requests.', schema: { type: 'boolean' } },
 };
 
-const LIST_PARAMS = ['allowWatchBookmarks', 'continue', 'fieldSelector', 'labelSelector', 'limit', 'resourceVersion', 'resourceVersionMatch', 'sendInitialEvents', 'timeoutSeconds', 'watch'].map((name) => ({
+const LIST_PARAMS = [
+  'allowWatchBookmarks',
+  'continue',
+  'fieldSelector',
+  'labelSelector',
+  'limit',
+  'resourceVersion',
+  'resourceVersionMatch',
+  'sendInitialEvents',
+  'timeoutSeconds',
+  'watch',
+].map((name) => ({
   name,
   in: 'query',
-  schema: { type: ['limit', 'timeoutSeconds'].includes(name) ? 'integer' : ['allowWatchBookmarks', 'watch', 'sendInitialEvents'].includes(name) ? 'boolean' : 'string' },
+  schema: {
+    type: ['limit', 'timeoutSeconds'].includes(name) ? 'integer' : ['allowWatchBookmarks', 'watch', 'sendInitialEvents'].includes(name) ? 'boolean' : 'string',
+  },
 }));
 
 function opId(verb: string, r: ResourceDef, suffix = ''): string {
@@ -124,17 +142,36 @@ function operations(r: ResourceDef, schemaId: string, listId: string): Record<st
   const coll = `${prefix}${ns}/${r.resource}`;
   const item = `${coll}/{name}`;
   const pathParams = [
-    ...(r.namespaced ? [{ name: 'namespace', in: 'path', required: true, description: 'object name and auth scope, such as for teams and projects', schema: { type: 'string', uniqueItems: true } }] : []),
+    ...(r.namespaced
+      ? [
+          {
+            name: 'namespace',
+            in: 'path',
+            required: true,
+            description: 'object name and auth scope, such as for teams and projects',
+            schema: { type: 'string', uniqueItems: true },
+          },
+        ]
+      : []),
   ];
   const nameParam = { name: 'name', in: 'path', required: true, description: `name of the ${r.kind}`, schema: { type: 'string', uniqueItems: true } };
-  const ok = (id: string) => ({ description: 'OK', content: { 'application/json': { schema: { $ref: ref(id) } }, 'application/yaml': { schema: { $ref: ref(id) } } } });
+  const ok = (id: string) => ({
+    description: 'OK',
+    content: { 'application/json': { schema: { $ref: ref(id) } }, 'application/yaml': { schema: { $ref: ref(id) } } },
+  });
   const body = (types: string[]) => ({ content: Object.fromEntries(types.map((t) => [t, { schema: { $ref: ref(schemaId) } }])), required: true });
   const ext = (action: string) => ({ 'x-kubernetes-action': action, 'x-kubernetes-group-version-kind': gvk });
   const out: Record<string, Json> = {};
   if (r.virtual) {
     out[coll] = {
       parameters: pathParams,
-      post: { operationId: opId('create', r), parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation], requestBody: body(['*/*']), responses: { '201': ok(schemaId) }, ...ext('post') },
+      post: {
+        operationId: opId('create', r),
+        parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation],
+        requestBody: body(['*/*']),
+        responses: { '201': ok(schemaId) },
+        ...ext('post'),
+      },
     };
     return out;
   }
@@ -148,25 +185,52 @@ function operations(r: ResourceDef, schemaId: string, listId: string): Record<st
       responses: { '200': ok(schemaId), '201': ok(schemaId), '202': ok(schemaId) },
       ...ext('post'),
     },
-    ...(r.verbs.includes('deletecollection') ? { delete: { operationId: opId('deletecollection', r, ''), parameters: LIST_PARAMS, responses: { '200': { description: 'OK' } }, ...ext('deletecollection') } } : {}),
+    ...(r.verbs.includes('deletecollection')
+      ? {
+          delete: {
+            operationId: opId('deletecollection', r, ''),
+            parameters: LIST_PARAMS,
+            responses: { '200': { description: 'OK' } },
+            ...ext('deletecollection'),
+          },
+        }
+      : {}),
   };
   out[item] = {
     parameters: [nameParam, ...pathParams, COMMON_PARAMS.pretty],
     get: { operationId: opId('read', r), responses: { '200': ok(schemaId) }, ...ext('get') },
-    put: { operationId: opId('replace', r), parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation], requestBody: body(['*/*']), responses: { '200': ok(schemaId), '201': ok(schemaId) }, ...ext('put') },
+    put: {
+      operationId: opId('replace', r),
+      parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation],
+      requestBody: body(['*/*']),
+      responses: { '200': ok(schemaId), '201': ok(schemaId) },
+      ...ext('put'),
+    },
     patch: {
       operationId: opId('patch', r),
       parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation, COMMON_PARAMS.force],
       requestBody: {
         content: Object.fromEntries(
-          ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'].map((t) => [t, { schema: { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } }]),
+          ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'].map((t) => [
+            t,
+            { schema: { $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch' } },
+          ]),
         ),
         required: true,
       },
       responses: { '200': ok(schemaId), '201': ok(schemaId) },
       ...ext('patch'),
     },
-    delete: { operationId: opId('delete', r), parameters: [COMMON_PARAMS.dryRun, { name: 'gracePeriodSeconds', in: 'query', schema: { type: 'integer' } }, { name: 'propagationPolicy', in: 'query', schema: { type: 'string' } }], responses: { '200': { description: 'OK' }, '202': { description: 'Accepted' } }, ...ext('delete') },
+    delete: {
+      operationId: opId('delete', r),
+      parameters: [
+        COMMON_PARAMS.dryRun,
+        { name: 'gracePeriodSeconds', in: 'query', schema: { type: 'integer' } },
+        { name: 'propagationPolicy', in: 'query', schema: { type: 'string' } },
+      ],
+      responses: { '200': { description: 'OK' }, '202': { description: 'Accepted' } },
+      ...ext('delete'),
+    },
   };
   for (const [sub, s] of Object.entries(r.subresources)) {
     if (sub !== 'status' && sub !== 'scale') continue;
@@ -174,8 +238,19 @@ function operations(r: ResourceDef, schemaId: string, listId: string): Record<st
     const subGvk = s.kind ?? gvk;
     out[`${item}/${sub}`] = {
       parameters: [nameParam, ...pathParams, COMMON_PARAMS.pretty],
-      get: { operationId: opId('read', r, sub[0]!.toUpperCase() + sub.slice(1)), responses: { '200': ok(subId) }, 'x-kubernetes-action': 'get', 'x-kubernetes-group-version-kind': subGvk },
-      put: { operationId: opId('replace', r, sub[0]!.toUpperCase() + sub.slice(1)), parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation], responses: { '200': ok(subId) }, 'x-kubernetes-action': 'put', 'x-kubernetes-group-version-kind': subGvk },
+      get: {
+        operationId: opId('read', r, sub[0]!.toUpperCase() + sub.slice(1)),
+        responses: { '200': ok(subId) },
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': subGvk,
+      },
+      put: {
+        operationId: opId('replace', r, sub[0]!.toUpperCase() + sub.slice(1)),
+        parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation],
+        responses: { '200': ok(subId) },
+        'x-kubernetes-action': 'put',
+        'x-kubernetes-group-version-kind': subGvk,
+      },
       patch: {
         operationId: opId('patch', r, sub[0]!.toUpperCase() + sub.slice(1)),
         parameters: [COMMON_PARAMS.dryRun, COMMON_PARAMS.fieldManager, COMMON_PARAMS.fieldValidation, COMMON_PARAMS.force],
@@ -192,7 +267,10 @@ function buildDocument(group: string, version: string, scaleSchema: Node | undef
   const b = new Builder();
   const paths: Record<string, Json> = {};
   b.define(ObjectMeta as unknown as Node);
-  b.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Patch'] = { description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.', type: 'object' };
+  b.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Patch'] = {
+    description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.',
+    type: 'object',
+  };
   for (const r of resources.filter((x) => x.group === group && x.version === version)) {
     const schema = r.schema as unknown as Node;
     const id = schema.$id!;

@@ -119,13 +119,19 @@ export function writeContext(c: HandlerContext): WriteContext {
     let i = 0;
     for (const ch of fm) {
       const cp = ch.codePointAt(0)!;
-      if (/[\p{C}\p{Z}]/u.test(ch) && ch !== ' ') errs.push(field.invalid('fieldManager', fm, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${i})`));
+      if (/[\p{C}\p{Z}]/u.test(ch) && ch !== ' ')
+        errs.push(field.invalid('fieldManager', fm, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${i})`));
       i += Buffer.byteLength(ch);
     }
   }
   if (errs.length) throw invalidOptions(OPTIONS_KIND[c.req.method] ?? 'CreateOptions', errs);
   const user = c.req.user;
-  return { dryRun: values.length > 0, warnings: [], fieldManager: fm || managerFromUserAgent(c.req.headers['user-agent']), ...(user ? { user: { name: user.name, groups: user.groups } } : {}) };
+  return {
+    dryRun: values.length > 0,
+    warnings: [],
+    fieldManager: fm || managerFromUserAgent(c.req.headers['user-agent']),
+    ...(user ? { user: { name: user.name, groups: user.groups } } : {}),
+  };
 }
 
 export function includeObject(q: Query): IncludeObject {
@@ -136,8 +142,30 @@ export function includeObject(q: Query): IncludeObject {
 }
 
 /** Kinds meta/v1 registers beside DeleteOptions: a body of one of them does not convert. */
-const META_KINDS = new Set(['Status', 'APIVersions', 'APIGroupList', 'APIGroup', 'APIResourceList', 'ListOptions', 'GetOptions', 'CreateOptions', 'UpdateOptions', 'PatchOptions', 'WatchEvent', 'Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
-const DELETE_FIELDS: Record<string, string> = { gracePeriodSeconds: 'int64', propagationPolicy: 'string', orphanDependents: 'bool', dryRun: '[]string', preconditions: 'v1.Preconditions', ignoreStoreReadErrorWithClusterBreakingPotential: 'bool' };
+const META_KINDS = new Set([
+  'Status',
+  'APIVersions',
+  'APIGroupList',
+  'APIGroup',
+  'APIResourceList',
+  'ListOptions',
+  'GetOptions',
+  'CreateOptions',
+  'UpdateOptions',
+  'PatchOptions',
+  'WatchEvent',
+  'Table',
+  'PartialObjectMetadata',
+  'PartialObjectMetadataList',
+]);
+const DELETE_FIELDS: Record<string, string> = {
+  gracePeriodSeconds: 'int64',
+  propagationPolicy: 'string',
+  orphanDependents: 'bool',
+  dryRun: '[]string',
+  preconditions: 'v1.Preconditions',
+  ignoreStoreReadErrorWithClusterBreakingPotential: 'bool',
+};
 
 /**
  * The DeleteOptions of a DELETE: from the body when there is one (JSON or YAML
@@ -152,25 +180,44 @@ export function deleteOptions(c: HandlerContext): DeleteOptions {
     const parsed = parseBody(raw, c.req.headers['content-type'] ?? 'application/json');
     if (parsed !== null) {
       if (!isPlainObject(parsed)) {
-        throw badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goJSONKind(parsed)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
+        throw badRequest(
+          `couldn't get version/kind; json parse error: json: cannot unmarshal ${goJSONKind(parsed)} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
+        );
       }
       const kind = parsed.kind;
       if (kind !== undefined && kind !== '' && kind !== 'DeleteOptions') {
         const version = typeof parsed.apiVersion === 'string' && parsed.apiVersion ? parsed.apiVersion.split('/').pop() : 'v1';
         if (META_KINDS.has(String(kind))) throw badRequest(`converting (v1.${String(kind)}) to (v1.DeleteOptions): unknown conversion`);
-        throw badRequest(`no kind ${field.goQuote(String(kind))} is registered for version ${field.goQuote(version ?? 'v1')} in scheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:27"`);
+        throw badRequest(
+          `no kind ${field.goQuote(String(kind))} is registered for version ${field.goQuote(version ?? 'v1')} in scheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:27"`,
+        );
       }
       for (const [k, type] of Object.entries(DELETE_FIELDS)) {
         const v = parsed[k];
         if (v === undefined || v === null) continue;
         const ok =
-          type === 'int64' ? typeof v === 'number' && Number.isSafeInteger(v) :
-          type === 'string' ? typeof v === 'string' :
-          type === 'bool' ? typeof v === 'boolean' :
-          type === '[]string' ? Array.isArray(v) && v.every((x) => typeof x === 'string') :
-          isPlainObject(v) && ['uid', 'resourceVersion'].every((f) => (v as Record<string, unknown>)[f] === undefined || (v as Record<string, unknown>)[f] === null || typeof (v as Record<string, unknown>)[f] === 'string');
+          type === 'int64'
+            ? typeof v === 'number' && Number.isSafeInteger(v)
+            : type === 'string'
+              ? typeof v === 'string'
+              : type === 'bool'
+                ? typeof v === 'boolean'
+                : type === '[]string'
+                  ? Array.isArray(v) && v.every((x) => typeof x === 'string')
+                  : isPlainObject(v) &&
+                    ['uid', 'resourceVersion'].every(
+                      (f) =>
+                        (v as Record<string, unknown>)[f] === undefined ||
+                        (v as Record<string, unknown>)[f] === null ||
+                        typeof (v as Record<string, unknown>)[f] === 'string',
+                    );
         if (!ok) {
-          const got = type === 'int64' && typeof v === 'number' ? `number ${v}` : type === '[]string' && Array.isArray(v) ? goJSONKind(v.find((x) => typeof x !== 'string')) : goJSONKind(v);
+          const got =
+            type === 'int64' && typeof v === 'number'
+              ? `number ${v}`
+              : type === '[]string' && Array.isArray(v)
+                ? goJSONKind(v.find((x) => typeof x !== 'string'))
+                : goJSONKind(v);
           throw badRequest(`json: cannot unmarshal ${got} into Go struct field DeleteOptions.${k} of type ${type}`);
         }
       }
@@ -188,9 +235,11 @@ export function deleteOptions(c: HandlerContext): DeleteOptions {
   if (typeof src.gracePeriodSeconds === 'number') out.gracePeriodSeconds = src.gracePeriodSeconds;
   const policy = src.propagationPolicy;
   const orphan = src.orphanDependents;
-  if (typeof orphan === 'boolean' && typeof policy === 'string') errs.push(field.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
+  if (typeof orphan === 'boolean' && typeof policy === 'string')
+    errs.push(field.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
   if (typeof policy === 'string') {
-    if (!['Orphan', 'Background', 'Foreground'].includes(policy)) errs.push(field.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan', 'nil']));
+    if (!['Orphan', 'Background', 'Foreground'].includes(policy))
+      errs.push(field.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan', 'nil']));
     out.propagationPolicy = policy;
   }
   if (typeof orphan === 'boolean') out.orphanDependents = orphan;

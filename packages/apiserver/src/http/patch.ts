@@ -4,7 +4,19 @@
  * directives) — applied in a guaranteed update, and server-side apply.
  */
 import type { KubeObject } from '@kubeling/api';
-import { PatchError, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, badRequest, conflict, failure, field, isPlainObject, OPTIMISTIC_LOCK_MESSAGE, unsupportedMediaType } from '@kubeling/apimachinery';
+import {
+  PatchError,
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  badRequest,
+  conflict,
+  failure,
+  field,
+  isPlainObject,
+  OPTIMISTIC_LOCK_MESSAGE,
+  unsupportedMediaType,
+} from '@kubeling/apimachinery';
 import { apply } from '../fieldmanager/index.js';
 import type { Store, WriteContext } from '../registry/store.js';
 import { BodySyntaxError, PATCH_TYPES, checkObjectBody, fieldValidationOf, mediaType, parseBody, type FieldValidation } from './codec.js';
@@ -26,7 +38,10 @@ export function applyPatch(mediaType: string, current: KubeObject, patch: unknow
         if (!isPlainObject(patch)) throw badRequest('the body of a strategic merge patch must be a JSON object');
         return applyStrategicMergePatch(current, patch, schema as never);
       default:
-        throw failure('UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);
+        throw failure(
+          'UnsupportedMediaType',
+          `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
+        );
     }
   } catch (e) {
     if (e instanceof PatchError) throw failure('Invalid', e.message);
@@ -61,7 +76,9 @@ export async function patch(c: HandlerContext, store: Store, ns: string | undefi
       const patched = applyPatch(mt, cur, patchBody, c.def.schema);
       // A patched object that does not decode is the patch's fault: 422 as upstream's patcher says it.
       const { obj, warnings } = checkObjectBody(c.def, patched, validation, c.def.kind, undefined, (text) =>
-        failure('Invalid', ` "" is invalid: patch: Invalid value: ${field.goQuote(JSON.stringify(patchBody))}: ${text}`, { causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${field.goQuote(JSON.stringify(patchBody))}: ${text}`, field: 'patch' }] }),
+        failure('Invalid', ` "" is invalid: patch: Invalid value: ${field.goQuote(JSON.stringify(patchBody))}: ${text}`, {
+          causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${field.goQuote(JSON.stringify(patchBody))}: ${text}`, field: 'patch' }],
+        }),
       );
       ctx.warnings?.push(...warnings);
       return obj;
@@ -71,7 +88,16 @@ export async function patch(c: HandlerContext, store: Store, ns: string | undefi
 }
 
 /** PATCH with application/apply-patch+yaml: server-side apply, creating the object when missing. */
-async function serverSideApply(c: HandlerContext, store: Store, ns: string | undefined, subresource: string | undefined, ctx: WriteContext, body: unknown, validation: FieldValidation, force: boolean) {
+async function serverSideApply(
+  c: HandlerContext,
+  store: Store,
+  ns: string | undefined,
+  subresource: string | undefined,
+  ctx: WriteContext,
+  body: unknown,
+  validation: FieldValidation,
+  force: boolean,
+) {
   const q = c.req.query as Query;
   if (!q1(q, 'fieldManager')) {
     throw failure('Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
@@ -82,7 +108,7 @@ async function serverSideApply(c: HandlerContext, store: Store, ns: string | und
   }
   const { obj: applied, warnings } = checkObjectBody(c.def, body, validation);
   ctx.warnings?.push(...warnings);
-  if (!applied.apiVersion || !applied.kind) throw badRequest('Object \'Kind\' is missing in the applied configuration: apiVersion and kind are required');
+  if (!applied.apiVersion || !applied.kind) throw badRequest("Object 'Kind' is missing in the applied configuration: apiVersion and kind are required");
   if (applied.metadata?.name !== undefined && applied.metadata.name !== c.info.name) {
     throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${c.info.name})`);
   }
@@ -95,7 +121,8 @@ async function serverSideApply(c: HandlerContext, store: Store, ns: string | und
     ns,
     c.info.name,
     (cur) => {
-      if (precondition && cur && precondition !== cur.metadata.resourceVersion) throw conflict({ group: c.def.group, resource: c.def.resource }, c.info.name, OPTIMISTIC_LOCK_MESSAGE);
+      if (precondition && cur && precondition !== cur.metadata.resourceVersion)
+        throw conflict({ group: c.def.group, resource: c.def.resource }, c.info.name, OPTIMISTIC_LOCK_MESSAGE);
       return apply(cur ?? undefined, applied, fctx, force);
     },
     { ...(subresource ? { subresource } : {}), ctx: { ...ctx, applied: true }, createIfMissing: !subresource },

@@ -11,13 +11,7 @@
  */
 import { badRequest } from '@kubeling/apimachinery';
 
-type FieldType =
-  | 'string'
-  | 'int'
-  | 'bool'
-  | 'bytes'
-  | { msg: string }
-  | { map: 'string' | 'bytes' | { msg: string } };
+type FieldType = 'string' | 'int' | 'bool' | 'bytes' | { msg: string } | { map: 'string' | 'bytes' | { msg: string } };
 
 interface FieldDef {
   name: string;
@@ -52,7 +46,14 @@ const MESSAGES: Record<string, MessageDef> = {
     13: f('ownerReferences', msg('OwnerReference'), { repeated: true }),
     14: f('finalizers', S, { repeated: true }),
   },
-  OwnerReference: { 1: f('kind', S), 3: f('name', S), 4: f('uid', S), 5: f('apiVersion', S), 6: f('controller', B, { keep: true }), 7: f('blockOwnerDeletion', B, { keep: true }) },
+  OwnerReference: {
+    1: f('kind', S),
+    3: f('name', S),
+    4: f('uid', S),
+    5: f('apiVersion', S),
+    6: f('controller', B, { keep: true }),
+    7: f('blockOwnerDeletion', B, { keep: true }),
+  },
   LabelSelector: { 1: f('matchLabels', { map: S }), 2: f('matchExpressions', msg('LabelSelectorRequirement'), { repeated: true }) },
   LabelSelectorRequirement: { 1: f('key', S), 2: f('operator', S), 3: f('values', S, { repeated: true }) },
   IntOrString: { 1: f('type', I), 2: f('intVal', I), 3: f('strVal', S) },
@@ -127,7 +128,13 @@ const MESSAGES: Record<string, MessageDef> = {
   ServicePort: { 1: f('name', S), 2: f('protocol', S), 3: f('port', I), 4: f('targetPort', msg('IntOrString')), 5: f('nodePort', I) },
 
   ConfigMap: { 1: f('metadata', msg('ObjectMeta')), 2: f('data', { map: S }), 3: f('binaryData', { map: 'bytes' }), 4: f('immutable', B, { keep: true }) },
-  Secret: { 1: f('metadata', msg('ObjectMeta')), 2: f('data', { map: 'bytes' }), 3: f('type', S), 4: f('stringData', { map: S }), 5: f('immutable', B, { keep: true }) },
+  Secret: {
+    1: f('metadata', msg('ObjectMeta')),
+    2: f('data', { map: 'bytes' }),
+    3: f('type', S),
+    4: f('stringData', { map: S }),
+    5: f('immutable', B, { keep: true }),
+  },
   Namespace: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('NamespaceSpec')) },
   NamespaceSpec: { 1: f('finalizers', S, { repeated: true }) },
   ServiceAccount: { 1: f('metadata', msg('ObjectMeta')), 4: f('automountServiceAccountToken', B, { keep: true }) },
@@ -158,16 +165,33 @@ const MESSAGES: Record<string, MessageDef> = {
   },
   JobTemplateSpec: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('JobSpec')) },
 
-  PriorityClass: { 1: f('metadata', msg('ObjectMeta')), 2: f('value', I, { keep: true }), 3: f('globalDefault', B), 4: f('description', S), 5: f('preemptionPolicy', S) },
+  PriorityClass: {
+    1: f('metadata', msg('ObjectMeta')),
+    2: f('value', I, { keep: true }),
+    3: f('globalDefault', B),
+    4: f('description', S),
+    5: f('preemptionPolicy', S),
+  },
   PodDisruptionBudget: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('PodDisruptionBudgetSpec')) },
-  PodDisruptionBudgetSpec: { 1: f('minAvailable', msg('IntOrString')), 2: f('selector', msg('LabelSelector')), 3: f('maxUnavailable', msg('IntOrString')), 4: f('unhealthyPodEvictionPolicy', S) },
+  PodDisruptionBudgetSpec: {
+    1: f('minAvailable', msg('IntOrString')),
+    2: f('selector', msg('LabelSelector')),
+    3: f('maxUnavailable', msg('IntOrString')),
+    4: f('unhealthyPodEvictionPolicy', S),
+  },
   ResourceQuota: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('ResourceQuotaSpec')) },
   ResourceQuotaSpec: { 1: f('hard', { map: msg('Quantity') }), 2: f('scopes', S, { repeated: true }) },
 
   Role: { 1: f('metadata', msg('ObjectMeta')), 2: f('rules', msg('PolicyRule'), { repeated: true }) },
   ClusterRole: { 1: f('metadata', msg('ObjectMeta')), 2: f('rules', msg('PolicyRule'), { repeated: true }), 3: f('aggregationRule', msg('AggregationRule')) },
   AggregationRule: { 1: f('clusterRoleSelectors', msg('LabelSelector'), { repeated: true }) },
-  PolicyRule: { 1: f('verbs', S, { repeated: true }), 2: f('apiGroups', S, { repeated: true }), 3: f('resources', S, { repeated: true }), 4: f('resourceNames', S, { repeated: true }), 5: f('nonResourceURLs', S, { repeated: true }) },
+  PolicyRule: {
+    1: f('verbs', S, { repeated: true }),
+    2: f('apiGroups', S, { repeated: true }),
+    3: f('resources', S, { repeated: true }),
+    4: f('resourceNames', S, { repeated: true }),
+    5: f('nonResourceURLs', S, { repeated: true }),
+  },
   RoleBinding: { 1: f('metadata', msg('ObjectMeta')), 2: f('subjects', msg('Subject'), { repeated: true }), 3: f('roleRef', msg('RoleRef')) },
   ClusterRoleBinding: { 1: f('metadata', msg('ObjectMeta')), 2: f('subjects', msg('Subject'), { repeated: true }), 3: f('roleRef', msg('RoleRef')) },
   Subject: { 1: f('kind', S), 2: f('apiGroup', S), 3: f('name', S), 4: f('namespace', S) },
@@ -175,17 +199,35 @@ const MESSAGES: Record<string, MessageDef> = {
 
   SelfSubjectAccessReview: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('SelfSubjectAccessReviewSpec')) },
   SelfSubjectAccessReviewSpec: { 1: f('resourceAttributes', msg('ResourceAttributes')), 2: f('nonResourceAttributes', msg('NonResourceAttributes')) },
-  ResourceAttributes: { 1: f('namespace', S), 2: f('verb', S), 3: f('group', S), 4: f('version', S), 5: f('resource', S), 6: f('subresource', S), 7: f('name', S) },
+  ResourceAttributes: {
+    1: f('namespace', S),
+    2: f('verb', S),
+    3: f('group', S),
+    4: f('version', S),
+    5: f('resource', S),
+    6: f('subresource', S),
+    7: f('name', S),
+  },
   NonResourceAttributes: { 1: f('path', S), 2: f('verb', S) },
   SelfSubjectRulesReview: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('SelfSubjectRulesReviewSpec')) },
   SelfSubjectRulesReviewSpec: { 1: f('namespace', S) },
   SubjectAccessReview: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('SubjectAccessReviewSpec')) },
-  SubjectAccessReviewSpec: { 1: f('resourceAttributes', msg('ResourceAttributes')), 2: f('nonResourceAttributes', msg('NonResourceAttributes')), 3: f('user', S), 4: f('groups', S, { repeated: true }), 6: f('uid', S) },
+  SubjectAccessReviewSpec: {
+    1: f('resourceAttributes', msg('ResourceAttributes')),
+    2: f('nonResourceAttributes', msg('NonResourceAttributes')),
+    3: f('user', S),
+    4: f('groups', S, { repeated: true }),
+    6: f('uid', S),
+  },
   SelfSubjectReview: { 1: f('metadata', msg('ObjectMeta')) },
   TokenReview: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('TokenReviewSpec')) },
   TokenReviewSpec: { 1: f('token', S), 2: f('audiences', S, { repeated: true }) },
   TokenRequest: { 1: f('metadata', msg('ObjectMeta')), 2: f('spec', msg('TokenRequestSpec')) },
-  TokenRequestSpec: { 1: f('audiences', S, { repeated: true }), 3: f('boundObjectRef', msg('BoundObjectReference')), 4: f('expirationSeconds', I, { keep: true }) },
+  TokenRequestSpec: {
+    1: f('audiences', S, { repeated: true }),
+    3: f('boundObjectRef', msg('BoundObjectReference')),
+    4: f('expirationSeconds', I, { keep: true }),
+  },
   BoundObjectReference: { 1: f('kind', S), 2: f('apiVersion', S), 3: f('name', S), 4: f('uid', S) },
 };
 
@@ -268,7 +310,8 @@ function decodeMessage(name: string, buf: Buffer): Record<string, unknown> {
         else if (n === 2) {
           const vt = t.map;
           const raw = entry.bytes();
-          v = vt === 'string' ? raw.toString('utf8') : vt === 'bytes' ? Buffer.from(raw).toString('base64') : convertSpecial(vt.msg, decodeMessage(vt.msg, raw));
+          v =
+            vt === 'string' ? raw.toString('utf8') : vt === 'bytes' ? Buffer.from(raw).toString('base64') : convertSpecial(vt.msg, decodeMessage(vt.msg, raw));
         } else entry.skip(Number(et & 7n));
       }
       const m = (out[fd.name] ??= {}) as Record<string, unknown>;
@@ -298,7 +341,8 @@ export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
 /** Decodes a `k8s\0`-prefixed body into the JSON object it carries. 400 on anything malformed or unknown. */
 export function decodeProtobufBody(body: Buffer): Record<string, unknown> {
-  if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC)) throw badRequest('provided protobuf data is not a Kubernetes object: missing magic prefix');
+  if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC))
+    throw badRequest('provided protobuf data is not a Kubernetes object: missing magic prefix');
   let env: Record<string, unknown>;
   try {
     env = decodeMessage('Unknown', body.subarray(4));

@@ -41,5 +41,8 @@ test('watch: any value but false and 0 asks for one, as upstream converts boolea
 });
 
 test('a path escape that does not decode is a 400', () => {
-  assert.throws(() => parseRequestInfo('GET', '/api/v1/namespaces/%zz/pods', {}), (e: any) => e.status.code === 400);
+  assert.throws(
+    () => parseRequestInfo('GET', '/api/v1/namespaces/%zz/pods', {}),
+    (e: any) => e.status.code === 400,
+  );
 });

@@ -17,7 +17,11 @@ const CMS = `/api/v1/namespaces/${NS}/configmaps`;
 before(async () => {
   env = await startTestEnv();
   assert.equal((await request(env.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
-  for (const [name, labels] of [['empty', { a: '' }], ['full', { a: 'x' }], ['none', {}]] as const) {
+  for (const [name, labels] of [
+    ['empty', { a: '' }],
+    ['full', { a: 'x' }],
+    ['none', {}],
+  ] as const) {
     assert.equal((await request(env.url, 'POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels } })).status, 201);
   }
 });
@@ -45,7 +49,10 @@ test('a revision the store has not reached is 504 Timeout, with every digit of i
   // One past uint64 does not parse at all.
   const r = await request(env.url, 'GET', `${CMS}?resourceVersion=18446744073709551616`);
   assert.equal(r.status, 400);
-  assert.equal(r.body.message, 'invalid resource version: resourceVersion: Invalid value: "18446744073709551616": strconv.ParseUint: parsing "18446744073709551616": value out of range');
+  assert.equal(
+    r.body.message,
+    'invalid resource version: resourceVersion: Invalid value: "18446744073709551616": strconv.ParseUint: parsing "18446744073709551616": value out of range',
+  );
 });
 
 test('a continue token whose revision was compacted is 410, with a token that goes on at the latest revision', async () => {
@@ -56,7 +63,10 @@ test('a continue token whose revision was compacted is 410, with a token that go
   // Two compactions: the first records the current revision, the second compacts to it.
   assert.equal((await request(env.url, 'POST', CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later' } })).status, 201);
   await env.server!.compactOnce();
-  assert.equal((await request(env.url, 'PUT', `${CMS}/later`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later' }, data: { b: 'c' } })).status, 200);
+  assert.equal(
+    (await request(env.url, 'PUT', `${CMS}/later`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later' }, data: { b: 'c' } })).status,
+    200,
+  );
   await env.server!.compactOnce();
   const r = await request(env.url, 'GET', `${CMS}?limit=1&continue=${token}`);
   assert.equal(r.status, 410, r.text);
@@ -85,11 +95,19 @@ test('watch=maybe is a watch, as upstream reads booleans; ?watch=false a list', 
 test('"a in ()" selects the objects whose label a is empty, as upstream parses it', async () => {
   const r = await request(env.url, 'GET', `${CMS}?labelSelector=${encodeURIComponent('a in ()')}`);
   assert.equal(r.status, 200, r.text);
-  assert.deepEqual(r.body.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['empty']);
+  assert.deepEqual(
+    r.body.items.map((i: { metadata: { name: string } }) => i.metadata.name),
+    ['empty'],
+  );
 });
 
 test('a volume with no source is an emptyDir, as upstream defaults it', async () => {
-  const r = await request(env.url, 'POST', `/api/v1/namespaces/${NS}/pods?dryRun=All`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'scratch' }] } });
+  const r = await request(env.url, 'POST', `/api/v1/namespaces/${NS}/pods?dryRun=All`, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'scratch' }] },
+  });
   assert.equal(r.status, 201, r.text);
   assert.deepEqual(r.body.spec.volumes, [{ name: 'scratch', emptyDir: {} }]);
 });
@@ -106,8 +124,20 @@ test("kubernetes/examples' cockroachdb StatefulSet is accepted: a claim template
       template: {
         metadata: { labels: { app: 'cockroachdb' } },
         spec: {
-          initContainers: [{ name: 'bootstrap', image: 'cockroachdb/cockroach-k8s-init:0.2', volumeMounts: [{ name: 'datadir', mountPath: '/cockroach/cockroach-data' }] }],
-          containers: [{ name: 'cockroachdb', image: 'cockroachdb/cockroach:v1.1.0', ports: [{ containerPort: 26257, name: 'grpc' }, { containerPort: 8080, name: 'http' }], volumeMounts: [{ name: 'datadir', mountPath: '/cockroach/cockroach-data' }] }],
+          initContainers: [
+            { name: 'bootstrap', image: 'cockroachdb/cockroach-k8s-init:0.2', volumeMounts: [{ name: 'datadir', mountPath: '/cockroach/cockroach-data' }] },
+          ],
+          containers: [
+            {
+              name: 'cockroachdb',
+              image: 'cockroachdb/cockroach:v1.1.0',
+              ports: [
+                { containerPort: 26257, name: 'grpc' },
+                { containerPort: 8080, name: 'http' },
+              ],
+              volumeMounts: [{ name: 'datadir', mountPath: '/cockroach/cockroach-data' }],
+            },
+          ],
           terminationGracePeriodSeconds: 60,
           volumes: [{ name: 'datadir', persistentVolumeClaim: { claimName: 'datadir' } }],
         },
@@ -118,7 +148,12 @@ test("kubernetes/examples' cockroachdb StatefulSet is accepted: a claim template
   const r = await request(env.url, 'POST', `/apis/apps/v1/namespaces/${NS}/statefulsets?dryRun=All`, sts);
   assert.equal(r.status, 201, r.text);
   // A Deployment's template is a pod spec, validated as one: two volumes of one name are a duplicate.
-  const deploy = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'twice' }, spec: { selector: sts.spec.selector, template: structuredClone(sts.spec.template) } };
+  const deploy = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'twice' },
+    spec: { selector: sts.spec.selector, template: structuredClone(sts.spec.template) },
+  };
   deploy.spec.template.spec.volumes.push({ name: 'datadir', persistentVolumeClaim: { claimName: 'other' } });
   const d = await request(env.url, 'POST', `/apis/apps/v1/namespaces/${NS}/deployments?dryRun=All`, deploy);
   assert.equal(d.status, 422, d.text);

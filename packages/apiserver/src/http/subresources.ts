@@ -56,7 +56,11 @@ export async function handleSubresource(c: HandlerContext, store: Store, ns: str
       if (!c.saTokens) throw failure('ServiceUnavailable', 'no service account token signing key is configured');
       const body = parseBody(c.req.body as Buffer | undefined, contentTypeOf(c));
       const user = c.req.user ? { name: c.req.user.name, groups: c.req.user.groups } : undefined;
-      return send(c, 201, await createTokenRequest({ serviceAccounts: store, pods: c.registry.get('/v1/pods')!, tokens: c.saTokens }, ns, info.name, body, user));
+      return send(
+        c,
+        201,
+        await createTokenRequest({ serviceAccounts: store, pods: c.registry.get('/v1/pods')!, tokens: c.saTokens }, ns, info.name, body, user),
+      );
     }
     default:
       throw failure('MethodNotAllowed', `the server does not allow this method on the requested resource (${info.verb} ${def.resource}/${sub})`);

@@ -81,7 +81,8 @@ export function toTable(
       else if (include === 'Object') row.object = o;
       if (resource === 'pods' && !group) {
         const phase = (o.status as { phase?: string } | undefined)?.phase;
-        if (phase === 'Succeeded' || phase === 'Failed') row.conditions = [{ type: 'Completed', status: 'True', reason: phase, message: 'The pod has completed successfully.' }];
+        if (phase === 'Succeeded' || phase === 'Failed')
+          row.conditions = [{ type: 'Completed', status: 'True', reason: phase, message: 'The pod has completed successfully.' }];
       }
       return row;
     }),

@@ -10,7 +10,13 @@ import type { SchemaNode } from '../fieldmanager/fieldset.js';
 import type { Strategy } from './strategy.js';
 
 /** What field management needs to know about a write to a resource. */
-export function fieldContextFor(def: ResourceDef, apiVersion: string, strategy: Strategy, manager: string | undefined, subresource: string | undefined): FieldContext {
+export function fieldContextFor(
+  def: ResourceDef,
+  apiVersion: string,
+  strategy: Strategy,
+  manager: string | undefined,
+  subresource: string | undefined,
+): FieldContext {
   const sub = subresource === 'binding-internal' ? 'binding' : subresource;
   return {
     manager: manager ?? 'unknown',

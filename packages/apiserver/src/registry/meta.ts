@@ -46,7 +46,10 @@ export function keepSystemMeta(obj: KubeObject, old: KubeObject): void {
     const had = new Set(o.finalizers ?? []);
     const added = m.finalizers.filter((f) => !had.has(f));
     if (added.length) {
-      throw failure('Forbidden', `${old.kind ?? 'object'} "${o.name}" is forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`);
+      throw failure(
+        'Forbidden',
+        `${old.kind ?? 'object'} "${o.name}" is forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+      );
     }
   }
 }

@@ -27,7 +27,12 @@ export class NamespaceLifecycle implements NamespaceGate {
       throw failure(
         'Forbidden',
         `${name ? `${gr.group ? `${gr.resource}.${gr.group}` : gr.resource} "${name}" is forbidden: ` : ''}unable to create new content in namespace ${namespace} because it is being terminated`,
-        { name, ...(gr.group ? { group: gr.group } : {}), kind: gr.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }] },
+        {
+          name,
+          ...(gr.group ? { group: gr.group } : {}),
+          kind: gr.resource,
+          causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+        },
       );
     }
   }

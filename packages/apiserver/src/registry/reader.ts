@@ -70,16 +70,19 @@ export class StoreReader {
     let stopped = false;
     const start = () => {
       if (stopped) return;
-      void this.cacher.ready().then(() => {
-        if (stopped) return;
-        cancel = this.cacher.watch(this.prefix, undefined, () => true, {
-          event: (type, obj) => handler(type, this.external(obj)),
-          error: () => {
-            cancel = undefined;
-            setTimeout(start, 500).unref();
-          },
-        });
-      }, () => setTimeout(start, 500).unref());
+      void this.cacher.ready().then(
+        () => {
+          if (stopped) return;
+          cancel = this.cacher.watch(this.prefix, undefined, () => true, {
+            event: (type, obj) => handler(type, this.external(obj)),
+            error: () => {
+              cancel = undefined;
+              setTimeout(start, 500).unref();
+            },
+          });
+        },
+        () => setTimeout(start, 500).unref(),
+      );
     };
     start();
     return () => {
@@ -141,7 +144,7 @@ export class StoreReader {
     let atRev = match === 'Exact' ? rvNum : 0;
     let from = keyPrefix;
     if (cont) {
-      atRev = Math.max(cont.rv , 0);
+      atRev = Math.max(cont.rv, 0);
       from = keyPrefix + cont.start;
     }
     const end = prefixEnd(keyPrefix);

@@ -69,7 +69,13 @@ export function validateCreate(scope: RestScope, obj: KubeObject): void {
 }
 
 /** Applies the strategy's update rules to `proposed` (not changed); throws 409/422 as upstream does. */
-export function beforeUpdate(scope: RestScope, proposed: KubeObject, old: KubeObject, subresource: string | undefined, preconditionRV: string | undefined): KubeObject {
+export function beforeUpdate(
+  scope: RestScope,
+  proposed: KubeObject,
+  old: KubeObject,
+  subresource: string | undefined,
+  preconditionRV: string | undefined,
+): KubeObject {
   const { strategy } = scope;
   const obj = structuredClone(proposed);
   const name = old.metadata.name!;

@@ -121,8 +121,20 @@ export class Store {
 
   // ---- writes --------------------------------------------------------------
 
-  private attributes(operation: AdmissionAttributes['operation'], namespace: string | undefined, ctx: WriteContext | undefined, extra: Partial<AdmissionAttributes>): AdmissionAttributes {
-    return { operation, resource: `${this.gr.group}/${this.gr.resource}`, namespace, ...extra, dryRun: !!ctx?.dryRun, ...(ctx?.user ? { user: ctx.user } : {}) };
+  private attributes(
+    operation: AdmissionAttributes['operation'],
+    namespace: string | undefined,
+    ctx: WriteContext | undefined,
+    extra: Partial<AdmissionAttributes>,
+  ): AdmissionAttributes {
+    return {
+      operation,
+      resource: `${this.gr.group}/${this.gr.resource}`,
+      namespace,
+      ...extra,
+      dryRun: !!ctx?.dryRun,
+      ...(ctx?.user ? { user: ctx.user } : {}),
+    };
   }
 
   /** Tells admission an object is gone (quota usage returns), and gives back what it was allocated. */
@@ -196,10 +208,18 @@ export class Store {
         candidate = beforeUpdate(this, this.internal(mutated), cur.obj, opts.subresource, undefined);
       }
       await this.admission.validate(this.external(candidate), attrs);
-      managedFieldsOnUpdate(candidate, cur.obj, proposed, { applied: !!opts.ctx?.applied, subresource: opts.subresource, fieldContext: () => this.fieldContext(opts.ctx, opts.subresource) });
+      managedFieldsOnUpdate(candidate, cur.obj, proposed, {
+        applied: !!opts.ctx?.applied,
+        subresource: opts.subresource,
+        fieldContext: () => this.fieldContext(opts.ctx, opts.subresource),
+      });
       if (jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
       if (opts.ctx?.dryRun) return { obj: this.external(candidate), created: false };
-      const finishing = candidate.metadata.deletionTimestamp && !(candidate.metadata.finalizers?.length) && !this.strategy.blocksDeletion?.(candidate) && !candidate.metadata.deletionGracePeriodSeconds;
+      const finishing =
+        candidate.metadata.deletionTimestamp &&
+        !candidate.metadata.finalizers?.length &&
+        !this.strategy.blocksDeletion?.(candidate) &&
+        !candidate.metadata.deletionGracePeriodSeconds;
       try {
         if (finishing) return { obj: await this.remove(key, cur, candidate), created: false };
         const stored = await this.storage.update(key, candidate, cur.rev);

@@ -98,7 +98,12 @@ export class Cacher {
     this.rev = rev;
     this.windowStart = rev;
     this.window.length = 0;
-    const w = await this.storage.client.watch().prefix(this.prefix).withPreviousKV().startRevision(String(rev + 1)).create();
+    const w = await this.storage.client
+      .watch()
+      .prefix(this.prefix)
+      .withPreviousKV()
+      .startRevision(String(rev + 1))
+      .create();
     if (this.stopped) {
       await w.cancel();
       return;
@@ -209,20 +214,18 @@ function dispatch(cw: CacheWatcher, ev: CacheEvent): void {
   if (type) cw.sink.event(type, ev.obj, ev);
 }
 
-
 /**
  * A watcher straight on etcd from `fromRev` (exclusive), for revisions older than
  * the cache window. Reports `StorageCompacted`-style errors through `sink.error`
  * with `compacted: true` when etcd no longer has that history.
  */
-export async function watchEtcd(
-  storage: EtcdStorage,
-  keyPrefix: string,
-  fromRev: number,
-  filter: Filter,
-  sink: WatchSink,
-): Promise<() => void> {
-  const w = await storage.client.watch().prefix(keyPrefix).withPreviousKV().startRevision(String(fromRev + 1)).create();
+export async function watchEtcd(storage: EtcdStorage, keyPrefix: string, fromRev: number, filter: Filter, sink: WatchSink): Promise<() => void> {
+  const w = await storage.client
+    .watch()
+    .prefix(keyPrefix)
+    .withPreviousKV()
+    .startRevision(String(fromRev + 1))
+    .create();
   w.on('data', (res) => {
     for (const e of res.events) {
       const key = e.kv.key.toString();

@@ -332,7 +332,11 @@ function interpretError(e: unknown): unknown {
   const msg = String((e as Error)?.message ?? e);
   if (/request is too large/.test(msg)) return new StorageRequestTooLarge();
   if (isCompactedError(e)) return e;
-  if ((e instanceof Error && isRecoverableError(e)) || e instanceof GRPCDeadlineExceededError || /unavailable|no connection|ECONNREFUSED|not connected|failed to connect|Connection dropped|deadline/i.test(msg)) {
+  if (
+    (e instanceof Error && isRecoverableError(e)) ||
+    e instanceof GRPCDeadlineExceededError ||
+    /unavailable|no connection|ECONNREFUSED|not connected|failed to connect|Connection dropped|deadline/i.test(msg)
+  ) {
     return new StorageUnavailable(e);
   }
   return e;

@@ -32,7 +32,12 @@ describe('a resource larger than one etcd response', () => {
         compare: [],
         success: Array.from({ length: Math.min(100, COUNT - i) }, (_, j) => {
           const name = `cm-${String(i + j).padStart(5, '0')}`;
-          const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'bulk', uid: `u-${i + j}`, creationTimestamp: '2026-01-01T00:00:00Z' }, data: { filler } };
+          const obj = {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name, namespace: 'bulk', uid: `u-${i + j}`, creationTimestamp: '2026-01-01T00:00:00Z' },
+            data: { filler },
+          };
           return { request_put: { key: Buffer.from(`/registry/configmaps/bulk/${name}`), value: Buffer.from(JSON.stringify(obj)) } };
         }),
         failure: [],
@@ -134,21 +139,23 @@ describe('etcd going away and coming back', () => {
     // A watch from the list's revision, held across the outage.
     const ac = new AbortController();
     const seen: string[] = [];
-    const watching = fetch(`${url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${list.body.metadata.resourceVersion}`, { signal: ac.signal }).then(async (res) => {
-      const reader = res.body!.getReader();
-      let buf = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += Buffer.from(value).toString();
-        let i: number;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          const ev = JSON.parse(buf.slice(0, i));
-          buf = buf.slice(i + 1);
-          seen.push(`${ev.type} ${ev.object.metadata?.name ?? ev.object.reason}`);
+    const watching = fetch(`${url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${list.body.metadata.resourceVersion}`, { signal: ac.signal })
+      .then(async (res) => {
+        const reader = res.body!.getReader();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          buf += Buffer.from(value).toString();
+          let i: number;
+          while ((i = buf.indexOf('\n')) >= 0) {
+            const ev = JSON.parse(buf.slice(0, i));
+            buf = buf.slice(i + 1);
+            seen.push(`${ev.type} ${ev.object.metadata?.name ?? ev.object.reason}`);
+          }
         }
-      }
-    }).catch(() => undefined);
+      })
+      .catch(() => undefined);
 
     await etcd.kill();
     for (const [method, path, body] of [

@@ -44,7 +44,9 @@ export interface NodeStatusView {
 /** The node affinity of a pod spec (the API keeps `affinity` opaque). */
 export interface NodeAffinityView {
   nodeAffinity?: {
-    requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchExpressions?: NodeSelectorRequirementView[]; matchFields?: NodeSelectorRequirementView[] }[] };
+    requiredDuringSchedulingIgnoredDuringExecution?: {
+      nodeSelectorTerms?: { matchExpressions?: NodeSelectorRequirementView[]; matchFields?: NodeSelectorRequirementView[] }[];
+    };
     [field: string]: unknown;
   };
   [field: string]: unknown;

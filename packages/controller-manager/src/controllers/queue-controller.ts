@@ -18,6 +18,11 @@ export abstract class QueueController implements Controller {
   async run(signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', () => this.queue.shutdown(), { once: true });
     const log = this.ctx.log.child({ controller: this.name });
-    await runWorkers(this.queue, this.ctx.workers, (key) => this.reconcile(key), (key, err) => log.warn({ key, err: String((err as Error)?.message ?? err) }, 'reconcile failed'));
+    await runWorkers(
+      this.queue,
+      this.ctx.workers,
+      (key) => this.reconcile(key),
+      (key, err) => log.warn({ key, err: String((err as Error)?.message ?? err) }, 'reconcile failed'),
+    );
   }
 }

@@ -3,13 +3,67 @@ import assert from 'node:assert/strict';
 import { LAST_APPLIED, threeWayMergePatch, withAnnotation } from './apply-merge.js';
 
 test('three-way merge: changes, deletions of what the last manifest set, others left alone, defaults ignored', () => {
-  const original = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'v1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }] } } }, metadata: { labels: { app: 'x', old: 'y' } } };
-  const modified = { spec: { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'v2', env: [{ name: 'A', value: '1' }] }] } } }, metadata: { labels: { app: 'x' } } };
-  const current = { spec: { replicas: 5, template: { spec: { containers: [{ name: 'c', image: 'v1', imagePullPolicy: 'IfNotPresent', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }] }] } } }, metadata: { labels: { app: 'x', old: 'y', added: 'by-someone' } } };
+  const original = {
+    spec: {
+      replicas: 2,
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'c',
+              image: 'v1',
+              env: [
+                { name: 'A', value: '1' },
+                { name: 'B', value: '2' },
+              ],
+            },
+          ],
+        },
+      },
+    },
+    metadata: { labels: { app: 'x', old: 'y' } },
+  };
+  const modified = {
+    spec: { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'v2', env: [{ name: 'A', value: '1' }] }] } } },
+    metadata: { labels: { app: 'x' } },
+  };
+  const current = {
+    spec: {
+      replicas: 5,
+      template: {
+        spec: {
+          containers: [
+            {
+              name: 'c',
+              image: 'v1',
+              imagePullPolicy: 'IfNotPresent',
+              env: [
+                { name: 'A', value: '1' },
+                { name: 'B', value: '2' },
+              ],
+            },
+          ],
+        },
+      },
+    },
+    metadata: { labels: { app: 'x', old: 'y', added: 'by-someone' } },
+  };
   const patch = threeWayMergePatch(original, modified, current);
-  assert.deepEqual(patch, { spec: { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'v2', env: [{ name: 'A', value: '1' }] }] } } }, metadata: { labels: { old: null } } });
+  assert.deepEqual(patch, {
+    spec: { replicas: 2, template: { spec: { containers: [{ name: 'c', image: 'v2', env: [{ name: 'A', value: '1' }] }] } } },
+    metadata: { labels: { old: null } },
+  });
   // Applying the same manifest onto a defaulted object changes nothing.
-  assert.deepEqual(threeWayMergePatch(modified, modified, { ...modified, spec: { ...modified.spec, template: { spec: { containers: [{ ...modified.spec.template.spec.containers[0], terminationMessagePath: '/dev/termination-log' }] } } } }), {});
+  assert.deepEqual(
+    threeWayMergePatch(modified, modified, {
+      ...modified,
+      spec: {
+        ...modified.spec,
+        template: { spec: { containers: [{ ...modified.spec.template.spec.containers[0], terminationMessagePath: '/dev/termination-log' }] } },
+      },
+    }),
+    {},
+  );
 });
 
 test('the last-applied annotation holds the manifest without itself', () => {

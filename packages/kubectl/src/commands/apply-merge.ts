@@ -62,7 +62,8 @@ export function withAnnotation(manifest: JsonObject): AnnotatedManifest {
 /** Equal as JSON values: maps whatever their key order, lists item by item. */
 const deepEqual = (a: unknown, b: unknown): boolean => {
   if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isObject(a) || isObject(b)) return isObject(a) && isObject(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => k in b && deepEqual(a[k], b[k]));
+  if (isObject(a) || isObject(b))
+    return isObject(a) && isObject(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => k in b && deepEqual(a[k], b[k]));
   return a === b;
 };
 

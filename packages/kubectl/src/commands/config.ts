@@ -26,7 +26,9 @@ function fileFor(ctx: Ctx, kc: KubeConfig, what: 'current' | { context: string }
 }
 
 function edit(file: string, change: (doc: ReturnType<typeof parseDocument>) => void): void {
-  const doc = parseDocument(existsSync(file) ? readFileSync(file, 'utf8') : 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\npreferences: {}\n');
+  const doc = parseDocument(
+    existsSync(file) ? readFileSync(file, 'utf8') : 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\npreferences: {}\n',
+  );
   change(doc);
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, doc.toString(), { mode: 0o600 });
@@ -105,13 +107,22 @@ export async function config(ctx: Ctx, args: string[]): Promise<number> {
       if (ctx.g.user !== undefined) changes.user = ctx.g.user;
       edit(fileFor(ctx, kc, { context: name }), (doc) => {
         const idx = (doc.toJS()?.contexts ?? []).findIndex((c: JsonObject) => c.name === name);
-        if (idx < 0) doc.addIn(['contexts'], doc.createNode({ context: { cluster: changes.cluster ?? '', user: changes.user ?? '', ...(changes.namespace ? { namespace: changes.namespace } : {}) }, name }));
+        if (idx < 0)
+          doc.addIn(
+            ['contexts'],
+            doc.createNode({
+              context: { cluster: changes.cluster ?? '', user: changes.user ?? '', ...(changes.namespace ? { namespace: changes.namespace } : {}) },
+              name,
+            }),
+          );
         else for (const [k, v] of Object.entries(changes)) doc.setIn(['contexts', idx, 'context', k], v);
       });
       ctx.io.out(`Context "${name}" ${existing ? 'modified' : 'created'}.\n`);
       return 0;
     }
     default:
-      throw new UsageError(`error: unknown command "${sub ?? ''}" for "kubectl config"\nAvailable Commands: current-context, get-contexts, set-context, use-context, view`);
+      throw new UsageError(
+        `error: unknown command "${sub ?? ''}" for "kubectl config"\nAvailable Commands: current-context, get-contexts, set-context, use-context, view`,
+      );
   }
 }

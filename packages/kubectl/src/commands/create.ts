@@ -29,7 +29,10 @@ export async function emit(ctx: Ctx, obj: JsonObject, verb: string, manager: str
   result = { apiVersion: apiVersionOf(m), kind: m.kind, ...result };
   const out = parseOutput(ctx.g.output, ctx.g.template);
   if (out.t === 'table') ctx.io.out(`${kindRef(m)}/${nested(result, 'metadata', 'name')} ${verb}${dryRunSuffix(dry)}\n`);
-  else ctx.io.out(printObjects(out, [result], true, { showManagedFields: ctx.g.showManagedFields, nameOf: (o) => `${kindRef(m)}/${nested(o, 'metadata', 'name')}` }));
+  else
+    ctx.io.out(
+      printObjects(out, [result], true, { showManagedFields: ctx.g.showManagedFields, nameOf: (o) => `${kindRef(m)}/${nested(o, 'metadata', 'name')}` }),
+    );
   return result;
 }
 
@@ -67,7 +70,11 @@ function literals(ctx: Ctx): Record<string, string> {
 
 /** The container name kubectl derives from an image: `docker.io/library/nginx:1.27` → `nginx`. */
 export function containerName(image: string): string {
-  return image.split('/').pop()!.split(/[:@]/)[0]!.replace(/[^a-z0-9-]/g, '-');
+  return image
+    .split('/')
+    .pop()!
+    .split(/[:@]/)[0]!
+    .replace(/[^a-z0-9-]/g, '-');
 }
 
 function requireImage(ctx: Ctx): string {
@@ -89,7 +96,8 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
   }
   if (kind === 'service' || kind === 'svc') {
     serviceType = name ?? '';
-    if (!['clusterip', 'nodeport', 'loadbalancer', 'externalname'].includes(serviceType)) throw new UsageError('error: Usage: kubectl create service clusterip|nodeport|loadbalancer|externalname NAME [flags]');
+    if (!['clusterip', 'nodeport', 'loadbalancer', 'externalname'].includes(serviceType))
+      throw new UsageError('error: Usage: kubectl create service clusterip|nodeport|loadbalancer|externalname NAME [flags]');
     [name, ...more] = more;
   }
   if (!name) throw new UsageError('error: exactly one NAME is required, got 0');
@@ -105,7 +113,13 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
       obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: literals(ctx) };
       break;
     case 'secret':
-      obj = { apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', data: Object.fromEntries(Object.entries(literals(ctx)).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) };
+      obj = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name },
+        type: 'Opaque',
+        data: Object.fromEntries(Object.entries(literals(ctx)).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+      };
       break;
     case 'serviceaccount':
     case 'sa':
@@ -116,20 +130,49 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
       const image = requireImage(ctx);
       const labels = { app: name };
       const container = { ...commandContainer(ctx, containerName(image), image), ...(ctx.g.port ? { ports: [{ containerPort: Number(ctx.g.port) }] } : {}) };
-      obj = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, labels }, spec: { replicas: ctx.g.replicas === undefined ? 1 : Number(ctx.g.replicas), selector: { matchLabels: labels }, strategy: {}, template: { metadata: { labels }, spec: { containers: [container] } } }, status: {} };
+      obj = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, labels },
+        spec: {
+          replicas: ctx.g.replicas === undefined ? 1 : Number(ctx.g.replicas),
+          selector: { matchLabels: labels },
+          strategy: {},
+          template: { metadata: { labels }, spec: { containers: [container] } },
+        },
+        status: {},
+      };
       break;
     }
     case 'job': {
       if (ctx.g.from) return createJobFrom(ctx, name, ctx.g.from);
       const image = requireImage(ctx);
-      obj = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name }, spec: { template: { metadata: {}, spec: { containers: [commandContainer(ctx, name, image)], restartPolicy: 'Never' } } }, status: {} };
+      obj = {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name },
+        spec: { template: { metadata: {}, spec: { containers: [commandContainer(ctx, name, image)], restartPolicy: 'Never' } } },
+        status: {},
+      };
       break;
     }
     case 'cronjob':
     case 'cj': {
       const image = requireImage(ctx);
       if (!ctx.g.schedule) throw new UsageError('error: required flag(s) "schedule" not set');
-      obj = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name }, spec: { schedule: ctx.g.schedule, jobTemplate: { metadata: { name }, spec: { template: { metadata: {}, spec: { containers: [commandContainer(ctx, name, image)], restartPolicy: ctx.g.restart ?? 'OnFailure' } } } } }, status: {} };
+      obj = {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        metadata: { name },
+        spec: {
+          schedule: ctx.g.schedule,
+          jobTemplate: {
+            metadata: { name },
+            spec: { template: { metadata: {}, spec: { containers: [commandContainer(ctx, name, image)], restartPolicy: ctx.g.restart ?? 'OnFailure' } } },
+          },
+        },
+        status: {},
+      };
       break;
     }
     case 'service':
@@ -137,7 +180,9 @@ export async function createGenerator(ctx: Ctx, rest: string[]): Promise<number>
       obj = serviceFromFlags(ctx, serviceType, name);
       break;
     default:
-      throw new UsageError(`error: unknown type "${kind}" for create (namespace, configmap, secret generic, serviceaccount, deployment, job, cronjob, service)`);
+      throw new UsageError(
+        `error: unknown type "${kind}" for create (namespace, configmap, secret generic, serviceaccount, deployment, job, cronjob, service)`,
+      );
   }
   await ctx.validate(obj, 'create');
   await emit(ctx, ctx.dryRun === 'client' ? generated(obj, 'status' in obj ? obj.status : undefined) : stripGenerated(obj), 'created', 'kubectl-create');
@@ -153,7 +198,13 @@ function serviceFromFlags(ctx: Ctx, type: string, name: string): JsonObject {
   const typeName = { clusterip: 'ClusterIP', nodeport: 'NodePort', loadbalancer: 'LoadBalancer', externalname: 'ExternalName' }[type]!;
   if (type === 'externalname') {
     if (!ctx.g.externalName) throw new UsageError('error: required flag(s) "external-name" not set');
-    return { apiVersion: 'v1', kind: 'Service', metadata: { name, labels: { app: name } }, spec: { type: typeName, externalName: ctx.g.externalName, selector: { app: name } }, status: { loadBalancer: {} } };
+    return {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, labels: { app: name } },
+      spec: { type: typeName, externalName: ctx.g.externalName, selector: { app: name } },
+      status: { loadBalancer: {} },
+    };
   }
   if (!ctx.g.tcp.length) throw new UsageError('error: at least one tcp port specifier must be provided');
   const ports = ctx.g.tcp.map((spec) => {
@@ -161,18 +212,30 @@ function serviceFromFlags(ctx: Ctx, type: string, name: string): JsonObject {
     if (!p || !/^\d+$/.test(p) || (t !== undefined && !/^\d+$/.test(t))) throw new UsageError(`error: invalid port spec ${spec}, expected port[:targetPort]`);
     return { name: `${p}-${t ?? p}`, port: Number(p), protocol: 'TCP', targetPort: Number(t ?? p) };
   });
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name, labels: { app: name } }, spec: { ports, selector: { app: name }, type: typeName }, status: { loadBalancer: {} } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, labels: { app: name } },
+    spec: { ports, selector: { app: name }, type: typeName },
+    status: { loadBalancer: {} },
+  };
 }
 
 async function createJobFrom(ctx: Ctx, name: string, from: string): Promise<number> {
   const [t, n] = from.split('/');
-  if (!n || !['cronjob', 'cronjobs', 'cj', 'cronjob.batch', 'cronjobs.batch'].includes(t!)) throw new UsageError(`error: from must be an existing cronjob: cronjob/NAME`);
+  if (!n || !['cronjob', 'cronjobs', 'cj', 'cronjob.batch', 'cronjobs.batch'].includes(t!))
+    throw new UsageError(`error: from must be an existing cronjob: cronjob/NAME`);
   const cj = await ctx.client.get<batchv1.CronJob>(`/apis/batch/v1/namespaces/${ctx.ns}/cronjobs/${n}`);
   const tpl: batchv1.JobTemplateSpec = cj.spec?.jobTemplate ?? {};
   const job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name, labels: tpl.metadata?.labels ?? {}, annotations: { 'cronjob.kubernetes.io/instantiate': 'manual', ...(tpl.metadata?.annotations ?? {}) }, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata?.name, uid: cj.metadata?.uid, controller: true }] },
+    metadata: {
+      name,
+      labels: tpl.metadata?.labels ?? {},
+      annotations: { 'cronjob.kubernetes.io/instantiate': 'manual', ...(tpl.metadata?.annotations ?? {}) },
+      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata?.name, uid: cj.metadata?.uid, controller: true }],
+    },
     spec: tpl.spec,
   };
   await emit(ctx, job, 'created', 'kubectl-create');
@@ -185,7 +248,12 @@ type Generator = (typeof GENERATORS)[number];
 /** Which generator `run` uses: `--generator`, else the workload flags as older kubectl read them. */
 export function pickGenerator(g: { generator?: string; schedule?: string; replicas?: string; restart?: string }): Generator {
   if (g.generator !== undefined) {
-    const aliases: Record<string, Generator> = { 'cronjob/v1beta1': 'cronjob/v1', 'cronjob/v2alpha1': 'cronjob/v1', 'deployment/v1beta1': 'deployment/apps.v1', 'run/v1': 'deployment/apps.v1' };
+    const aliases: Record<string, Generator> = {
+      'cronjob/v1beta1': 'cronjob/v1',
+      'cronjob/v2alpha1': 'cronjob/v1',
+      'deployment/v1beta1': 'deployment/apps.v1',
+      'run/v1': 'deployment/apps.v1',
+    };
     const gen = (GENERATORS as readonly string[]).includes(g.generator) ? (g.generator as Generator) : aliases[g.generator];
     if (!gen) throw new UsageError(`error: generator "${g.generator}" not found`);
     return gen;
@@ -202,11 +270,14 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
   if (!name) throw new UsageError('error: NAME is required for run');
   const gen = pickGenerator(g);
   if (!g.image) throw new UsageError('error: required flag(s) "image" not set');
-  const restart = g.restart ?? (gen === 'run-pod/v1' || gen === 'deployment/apps.v1' ? 'Always' : gen === 'job/v1' || gen === 'cronjob/v1' ? 'OnFailure' : 'Always');
+  const restart =
+    g.restart ?? (gen === 'run-pod/v1' || gen === 'deployment/apps.v1' ? 'Always' : gen === 'job/v1' || gen === 'cronjob/v1' ? 'OnFailure' : 'Always');
   if (!['Always', 'OnFailure', 'Never'].includes(restart)) throw new UsageError(`error: invalid restart policy: ${restart}`);
-  if ((gen === 'job/v1' || gen === 'cronjob/v1') && restart === 'Always') throw new UsageError(`error: RestartPolicy for ${gen === 'job/v1' ? 'Job' : 'CronJob'} must be OnFailure or Never`);
+  if ((gen === 'job/v1' || gen === 'cronjob/v1') && restart === 'Always')
+    throw new UsageError(`error: RestartPolicy for ${gen === 'job/v1' ? 'Job' : 'CronJob'} must be OnFailure or Never`);
   if (gen === 'deployment/apps.v1' && restart !== 'Always') throw new UsageError('error: --restart=Always is the only policy a Deployment supports');
-  if (g.replicas !== undefined && !/^\d+$/.test(g.replicas)) throw new UsageError(`error: invalid argument "${g.replicas}" for "--replicas" flag: must be a non-negative integer`);
+  if (g.replicas !== undefined && !/^\d+$/.test(g.replicas))
+    throw new UsageError(`error: invalid argument "${g.replicas}" for "--replicas" flag: must be a non-negative integer`);
   if (gen === 'cronjob/v1' && !g.schedule) throw new UsageError('error: --schedule is required for the cronjob/v1 generator');
   if (g.rm && !g.stdin) throw new UsageError('error: --rm should only be used for attached containers');
   if (g.stdin && gen !== 'run-pod/v1') throw new UsageError('error: -i attaches to Pods only here; use --restart=Never or leave out --replicas/--schedule');
@@ -236,13 +307,23 @@ export async function run(ctx: Ctx, rest: string[]): Promise<number> {
       obj = { apiVersion: 'v1', kind: 'Pod', metadata: { labels, name }, spec: podSpec };
       break;
     case 'deployment/apps.v1':
-      obj = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { labels, name }, spec: { replicas: Number(g.replicas ?? 1), selector: { matchLabels: labels }, strategy: {}, template: { metadata: { labels }, spec: podSpec } } };
+      obj = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { labels, name },
+        spec: { replicas: Number(g.replicas ?? 1), selector: { matchLabels: labels }, strategy: {}, template: { metadata: { labels }, spec: podSpec } },
+      };
       break;
     case 'job/v1':
       obj = { apiVersion: 'batch/v1', kind: 'Job', metadata: { labels, name }, spec: { template: { metadata: { labels }, spec: podSpec } } };
       break;
     case 'cronjob/v1':
-      obj = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { labels, name }, spec: { jobTemplate: { metadata: { name }, spec: { template: { metadata: { labels }, spec: podSpec } } }, schedule: g.schedule } };
+      obj = {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        metadata: { labels, name },
+        spec: { jobTemplate: { metadata: { name }, spec: { template: { metadata: { labels }, spec: podSpec } } }, schedule: g.schedule },
+      };
       break;
   }
   await ctx.validate(obj, 'run');
@@ -276,12 +357,16 @@ export async function expose(ctx: Ctx, rest: string[]): Promise<number> {
   } else if (['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet', 'ReplicationController'].includes(kind)) {
     // A ReplicationController's selector is the label map itself.
     const sel = nested(o.spec, 'selector');
-    if (asList(nested(sel, 'matchExpressions')).length) throw new UsageError(`error: couldn't retrieve selectors via --selector flag or introspection: the ${kind} has matchExpressions, which a Service cannot express`);
+    if (asList(nested(sel, 'matchExpressions')).length)
+      throw new UsageError(
+        `error: couldn't retrieve selectors via --selector flag or introspection: the ${kind} has matchExpressions, which a Service cannot express`,
+      );
     selector = asStringMap(nested(sel, 'matchLabels') ?? sel);
     ports = podPorts(nested(o.spec, 'template', 'spec'));
   } else throw new UsageError(`error: cannot expose a ${kind}`);
   if (g.selector) selector = parseLabels(g.selector, 'selector');
-  if (!selector || !Object.keys(selector).length) throw new UsageError(`error: couldn't retrieve selectors via --selector flag or introspection: the ${kind} has no labels`);
+  if (!selector || !Object.keys(selector).length)
+    throw new UsageError(`error: couldn't retrieve selectors via --selector flag or introspection: the ${kind} has no labels`);
   if (g.port) ports = [Number(g.port)];
   if (!ports.length) throw new UsageError(`error: couldn't find port via --port flag or introspection`);
   const protocol = g.protocol ?? 'TCP';
@@ -330,7 +415,8 @@ export async function replace(ctx: Ctx, args: string[]): Promise<number> {
       const result = ctx.dryRun === 'client' ? obj : await ctx.client.put<KubeObject>(path, obj, ctx.writeQuery('kubectl-replace'));
       const out = parseOutput(ctx.g.output, ctx.g.template);
       if (out.t === 'table') ctx.io.out(`${kindRef(m)}/${obj.metadata.name} replaced${dryRunSuffix(ctx.dryRun)}\n`);
-      else ctx.io.out(printObjects(out, [{ apiVersion: apiVersionOf(m), kind: m.kind, ...result }], true, { nameOf: () => `${kindRef(m)}/${obj.metadata.name}` }));
+      else
+        ctx.io.out(printObjects(out, [{ apiVersion: apiVersionOf(m), kind: m.kind, ...result }], true, { nameOf: () => `${kindRef(m)}/${obj.metadata.name}` }));
     } catch (e) {
       const s = (e as { status?: Partial<Status> }).status;
       if (!s) throw e;

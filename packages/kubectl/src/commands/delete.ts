@@ -36,7 +36,10 @@ export async function del(ctx: Ctx, args: string[]): Promise<number> {
   if (g.force && grace === undefined) grace = 0;
   if (grace === 0 && !g.force) grace = 1; // kubectl: 0 means 1 unless --force
   if (grace !== undefined && grace < 0) grace = undefined;
-  if (g.force && grace === 0) ctx.io.err('Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.\n');
+  if (g.force && grace === 0)
+    ctx.io.err(
+      'Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.\n',
+    );
   const collection = !g.filenames.length && args.length === 1 && !args[0]!.includes('/');
   if (collection && !g.all && !g.selector && !g.fieldSelector) throw new UsageError('error: resource(s) were provided, but no name was specified');
   if (g.all && (g.selector || g.fieldSelector)) throw new UsageError('error: cannot set --all and --selector/--field-selector at the same time');
@@ -44,7 +47,9 @@ export async function del(ctx: Ctx, args: string[]): Promise<number> {
   const objects: { t: Target; name: string; uid?: string | undefined }[] = [];
   for (const t of targets) {
     if (t.name) objects.push({ t, name: t.name });
-    else for (const o of await ctx.list(t)) objects.push({ t: { ...t, namespace: o.metadata.namespace ?? t.namespace }, name: o.metadata.name ?? '', uid: o.metadata.uid });
+    else
+      for (const o of await ctx.list(t))
+        objects.push({ t: { ...t, namespace: o.metadata.namespace ?? t.namespace }, name: o.metadata.name ?? '', uid: o.metadata.uid });
   }
   if (!objects.length && !g.ignoreNotFound) {
     const t = targets[0];
@@ -52,7 +57,13 @@ export async function del(ctx: Ctx, args: string[]): Promise<number> {
     return 0;
   }
   const dry = ctx.dryRun;
-  const body: JsonObject = { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: policy, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}), ...(dry === 'server' ? { dryRun: ['All'] } : {}) };
+  const body: JsonObject = {
+    kind: 'DeleteOptions',
+    apiVersion: 'v1',
+    propagationPolicy: policy,
+    ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}),
+    ...(dry === 'server' ? { dryRun: ['All'] } : {}),
+  };
   const deleted: { t: Target; name: string; uid?: string | undefined }[] = [];
   let failed = 0;
   for (const o of objects) {

@@ -38,7 +38,13 @@ function probeText(probe: JsonObject): string {
   const httpGet = asObject(probe.httpGet);
   const tcpSocket = asObject(probe.tcpSocket);
   const exec = asObject(probe.exec);
-  const how = httpGet ? `http-get ${httpGet.scheme === 'HTTPS' ? 'https' : 'http'}://:${httpGet.port}${httpGet.path ?? '/'}` : tcpSocket ? `tcp-socket :${tcpSocket.port}` : exec ? `exec [${asList(exec.command).join(' ')}]` : 'unknown';
+  const how = httpGet
+    ? `http-get ${httpGet.scheme === 'HTTPS' ? 'https' : 'http'}://:${httpGet.port}${httpGet.path ?? '/'}`
+    : tcpSocket
+      ? `tcp-socket :${tcpSocket.port}`
+      : exec
+        ? `exec [${asList(exec.command).join(' ')}]`
+        : 'unknown';
   return `${how} delay=${probe.initialDelaySeconds ?? 0}s timeout=${probe.timeoutSeconds ?? 1}s period=${probe.periodSeconds ?? 10}s #success=${probe.successThreshold ?? 1} #failure=${probe.failureThreshold ?? 3}`;
 }
 
@@ -60,7 +66,13 @@ function describeContainer(d: Lines, c: JsonObject, s: JsonObject | undefined): 
   d.kv(2, 'Image ID', s?.imageID ?? '');
   const ports = asObjects(c.ports).map((x) => `${x.containerPort}/${x.protocol ?? 'TCP'}`);
   d.kv(2, ports.length > 1 ? 'Ports' : 'Port', ports.join(', ') || '<none>');
-  d.kv(2, ports.length > 1 ? 'Host Ports' : 'Host Port', asObjects(c.ports).map((x) => `${x.hostPort ?? 0}/${x.protocol ?? 'TCP'}`).join(', ') || '<none>');
+  d.kv(
+    2,
+    ports.length > 1 ? 'Host Ports' : 'Host Port',
+    asObjects(c.ports)
+      .map((x) => `${x.hostPort ?? 0}/${x.protocol ?? 'TCP'}`)
+      .join(', ') || '<none>',
+  );
   if (c.command) {
     d.add('    Command:');
     for (const x of asList(c.command)) d.add(`      ${x}`);
@@ -84,7 +96,11 @@ function describeContainer(d: Lines, c: JsonObject, s: JsonObject | undefined): 
     d.add('    Requests:');
     for (const [k, v] of Object.entries(req)) d.kv(3, k, v);
   }
-  for (const [title, probe] of [['Liveness', c.livenessProbe], ['Readiness', c.readinessProbe], ['Startup', c.startupProbe]] as const) {
+  for (const [title, probe] of [
+    ['Liveness', c.livenessProbe],
+    ['Readiness', c.readinessProbe],
+    ['Startup', c.startupProbe],
+  ] as const) {
     const p = asObject(probe);
     if (p) d.kv(2, title, probeText(p));
   }
@@ -109,10 +125,22 @@ function describeVolume(d: Lines, v: JsonObject): void {
   const secret = asObject(v.secret);
   const hostPath = asObject(v.hostPath);
   const projected = asObject(v.projected);
-  if (emptyDir) d.kv(2, 'Type', 'EmptyDir (a temporary directory that shares a pod\'s lifetime)').kv(2, 'Medium', emptyDir.medium ?? '').kv(2, 'SizeLimit', emptyDir.sizeLimit ?? '<unset>');
-  else if (configMap) d.kv(2, 'Type', 'ConfigMap (a volume populated by a ConfigMap)').kv(2, 'Name', configMap.name).kv(2, 'Optional', configMap.optional ?? false);
-  else if (secret) d.kv(2, 'Type', 'Secret (a volume populated by a Secret)').kv(2, 'SecretName', secret.secretName).kv(2, 'Optional', secret.optional ?? false);
-  else if (hostPath) d.kv(2, 'Type', 'HostPath (bare host directory volume)').kv(2, 'Path', hostPath.path).kv(2, 'HostPathType', hostPath.type ?? '');
+  if (emptyDir)
+    d.kv(2, 'Type', "EmptyDir (a temporary directory that shares a pod's lifetime)")
+      .kv(2, 'Medium', emptyDir.medium ?? '')
+      .kv(2, 'SizeLimit', emptyDir.sizeLimit ?? '<unset>');
+  else if (configMap)
+    d.kv(2, 'Type', 'ConfigMap (a volume populated by a ConfigMap)')
+      .kv(2, 'Name', configMap.name)
+      .kv(2, 'Optional', configMap.optional ?? false);
+  else if (secret)
+    d.kv(2, 'Type', 'Secret (a volume populated by a Secret)')
+      .kv(2, 'SecretName', secret.secretName)
+      .kv(2, 'Optional', secret.optional ?? false);
+  else if (hostPath)
+    d.kv(2, 'Type', 'HostPath (bare host directory volume)')
+      .kv(2, 'Path', hostPath.path)
+      .kv(2, 'HostPathType', hostPath.type ?? '');
   else if (projected) {
     d.kv(2, 'Type', 'Projected (a volume that contains injected data from multiple sources)');
     for (const s of asObjects(projected.sources)) {
@@ -170,8 +198,17 @@ export function describePod(d: Lines, p: KubeObject): void {
     for (const v of vols) describeVolume(d, v);
   }
   d.kv(0, 'QoS Class', status.qosClass ?? '');
-  d.kv(0, 'Node-Selectors', Object.entries(asObject(spec.nodeSelector) ?? {}).map(([k, v]) => `${k}=${v}`).join('\n\t') || '<none>');
-  const tols = asObjects(spec.tolerations).map((t) => `${t.key ?? ''}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}${t.operator === 'Exists' && !t.value ? ' op=Exists' : ''}${t.tolerationSeconds !== undefined ? ` for ${t.tolerationSeconds}s` : ''}`);
+  d.kv(
+    0,
+    'Node-Selectors',
+    Object.entries(asObject(spec.nodeSelector) ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n\t') || '<none>',
+  );
+  const tols = asObjects(spec.tolerations).map(
+    (t) =>
+      `${t.key ?? ''}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}${t.operator === 'Exists' && !t.value ? ' op=Exists' : ''}${t.tolerationSeconds !== undefined ? ` for ${t.tolerationSeconds}s` : ''}`,
+  );
   d.kv(0, 'Tolerations', tols.join('\n\t') || '<none>');
 }
 
@@ -182,7 +219,15 @@ function quantityText(resource: string, v: number): string {
     return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
   }
   if (v === 0) return '0';
-  for (const [suffix, f] of [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) if (v % f === 0) return `${v / f}${suffix}`;
+  for (const [suffix, f] of [
+    ['Ei', 2 ** 60],
+    ['Pi', 2 ** 50],
+    ['Ti', 2 ** 40],
+    ['Gi', 2 ** 30],
+    ['Mi', 2 ** 20],
+    ['Ki', 2 ** 10],
+  ] as const)
+    if (v % f === 0) return `${v / f}${suffix}`;
   return String(v);
 }
 
@@ -207,11 +252,24 @@ export function describeNode(d: Lines, n: KubeObject, pods: KubeObject[], lease:
   const spec = asObject(n.spec) ?? {};
   const status = asObject(n.status) ?? {};
   d.kv(0, 'Name', n.metadata.name);
-  d.kv(0, 'Roles', Object.keys(n.metadata.labels ?? {}).filter((k) => k.startsWith('node-role.kubernetes.io/')).map((k) => k.slice(24)).join(',') || '<none>');
+  d.kv(
+    0,
+    'Roles',
+    Object.keys(n.metadata.labels ?? {})
+      .filter((k) => k.startsWith('node-role.kubernetes.io/'))
+      .map((k) => k.slice(24))
+      .join(',') || '<none>',
+  );
   d.map(0, 'Labels', n.metadata.labels);
   d.map(0, 'Annotations', annotationsShown(n.metadata), ': ');
   d.kv(0, 'CreationTimestamp', rfc1123z(n.metadata.creationTimestamp));
-  d.kv(0, 'Taints', asObjects(spec.taints).map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`).join('\n\t') || '<none>');
+  d.kv(
+    0,
+    'Taints',
+    asObjects(spec.taints)
+      .map((t) => `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`)
+      .join('\n\t') || '<none>',
+  );
   d.kv(0, 'Unschedulable', spec.unschedulable ? 'true' : 'false');
   if (lease) {
     const ls = asObject(lease.spec) ?? {};
@@ -220,27 +278,54 @@ export function describeNode(d: Lines, n: KubeObject, pods: KubeObject[], lease:
     d.kv(1, 'AcquireTime', ls.acquireTime ? rfc1123z(asString(ls.acquireTime)) : '<unset>');
     d.kv(1, 'RenewTime', ls.renewTime ? rfc1123z(asString(ls.renewTime)) : '<unset>');
   }
-  d.add('Conditions:').add('  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage').add('  ----\t------\t-----------------\t------------------\t------\t-------');
-  for (const c of asObjects(status.conditions)) d.add(`  ${c.type} \t${c.status} \t${rfc1123z(asString(c.lastHeartbeatTime))} \t${rfc1123z(asString(c.lastTransitionTime))} \t${c.reason ?? ''} \t${c.message ?? ''}`);
+  d.add('Conditions:')
+    .add('  Type\tStatus\tLastHeartbeatTime\tLastTransitionTime\tReason\tMessage')
+    .add('  ----\t------\t-----------------\t------------------\t------\t-------');
+  for (const c of asObjects(status.conditions))
+    d.add(
+      `  ${c.type} \t${c.status} \t${rfc1123z(asString(c.lastHeartbeatTime))} \t${rfc1123z(asString(c.lastTransitionTime))} \t${c.reason ?? ''} \t${c.message ?? ''}`,
+    );
   d.add('Addresses:');
   for (const a of asObjects(status.addresses)) d.kv(1, String(a.type), a.address);
-  for (const [title, res] of [['Capacity', asObject(status.capacity)], ['Allocatable', asObject(status.allocatable)]] as const) {
+  for (const [title, res] of [
+    ['Capacity', asObject(status.capacity)],
+    ['Allocatable', asObject(status.allocatable)],
+  ] as const) {
     d.add(`${title}:`);
     for (const k of Object.keys(res ?? {}).sort()) d.kv(1, k, res?.[k]);
   }
   const info = asObject(status.nodeInfo) ?? {};
   d.add('System Info:');
-  for (const [k, label] of [['machineID', 'Machine ID'], ['systemUUID', 'System UUID'], ['bootID', 'Boot ID'], ['kernelVersion', 'Kernel Version'], ['osImage', 'OS Image'], ['operatingSystem', 'Operating System'], ['architecture', 'Architecture'], ['containerRuntimeVersion', 'Container Runtime Version'], ['kubeletVersion', 'Kubelet Version'], ['kubeProxyVersion', 'Kube-Proxy Version']] as const) d.add(`  ${label}:\t${info[k] ?? ''}`);
+  for (const [k, label] of [
+    ['machineID', 'Machine ID'],
+    ['systemUUID', 'System UUID'],
+    ['bootID', 'Boot ID'],
+    ['kernelVersion', 'Kernel Version'],
+    ['osImage', 'OS Image'],
+    ['operatingSystem', 'Operating System'],
+    ['architecture', 'Architecture'],
+    ['containerRuntimeVersion', 'Container Runtime Version'],
+    ['kubeletVersion', 'Kubelet Version'],
+    ['kubeProxyVersion', 'Kube-Proxy Version'],
+  ] as const)
+    d.add(`  ${label}:\t${info[k] ?? ''}`);
   if (spec.podCIDR) d.kv(0, 'PodCIDR', spec.podCIDR);
   const active = pods.filter((p) => nested(p.status, 'phase') !== 'Succeeded' && nested(p.status, 'phase') !== 'Failed');
   const alloc = (r: string) => amount(nested(status, 'allocatable', r) ?? 0) ?? 0;
   const pct = (v: number, r: string) => `${quantityText(r, v)} (${alloc(r) > 0 ? Math.floor((v / alloc(r)) * 100) : 0}%)`;
   d.add(`Non-terminated Pods:\t(${active.length} in total)`);
-  d.add('  Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge').add('  ---------\t----\t\t------------\t----------\t---------------\t-------------\t---');
+  d.add('  Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge').add(
+    '  ---------\t----\t\t------------\t----------\t---------------\t-------------\t---',
+  );
   for (const p of active) {
-    d.add(`  ${p.metadata.namespace}\t${p.metadata.name}\t\t${pct(podAmount(p, 'requests', 'cpu'), 'cpu')}\t${pct(podAmount(p, 'limits', 'cpu'), 'cpu')}\t${pct(podAmount(p, 'requests', 'memory'), 'memory')}\t${pct(podAmount(p, 'limits', 'memory'), 'memory')}\t${humanDuration(Date.now() - Date.parse(p.metadata.creationTimestamp ?? ''))}`);
+    d.add(
+      `  ${p.metadata.namespace}\t${p.metadata.name}\t\t${pct(podAmount(p, 'requests', 'cpu'), 'cpu')}\t${pct(podAmount(p, 'limits', 'cpu'), 'cpu')}\t${pct(podAmount(p, 'requests', 'memory'), 'memory')}\t${pct(podAmount(p, 'limits', 'memory'), 'memory')}\t${humanDuration(Date.now() - Date.parse(p.metadata.creationTimestamp ?? ''))}`,
+    );
   }
-  d.add('Allocated resources:').add('  (Total limits may be over 100 percent, i.e., overcommitted.)').add('  Resource\tRequests\tLimits').add('  --------\t--------\t------');
+  d.add('Allocated resources:')
+    .add('  (Total limits may be over 100 percent, i.e., overcommitted.)')
+    .add('  Resource\tRequests\tLimits')
+    .add('  --------\t--------\t------');
   for (const r of ['cpu', 'memory', 'ephemeral-storage']) {
     const req = active.reduce((sum, p) => sum + podAmount(p, 'requests', r), 0);
     const lim = active.reduce((sum, p) => sum + podAmount(p, 'limits', r), 0);

@@ -18,18 +18,29 @@ async function describeDeployment(ctx: Ctx, d: Lines, o: KubeObject): Promise<vo
   const spec = asObject(o.spec) ?? {};
   const st = asObject(o.status) ?? {};
   d.kv(0, 'Selector', selectorText(spec.selector));
-  d.kv(0, 'Replicas', `${spec.replicas ?? 1} desired | ${st.updatedReplicas ?? 0} updated | ${st.replicas ?? 0} total | ${st.availableReplicas ?? 0} available | ${st.unavailableReplicas ?? 0} unavailable`);
+  d.kv(
+    0,
+    'Replicas',
+    `${spec.replicas ?? 1} desired | ${st.updatedReplicas ?? 0} updated | ${st.replicas ?? 0} total | ${st.availableReplicas ?? 0} available | ${st.unavailableReplicas ?? 0} unavailable`,
+  );
   const strategy = asObject(spec.strategy) ?? {};
   d.kv(0, 'StrategyType', strategy.type ?? 'RollingUpdate');
   d.kv(0, 'MinReadySeconds', spec.minReadySeconds ?? 0);
-  if ((strategy.type ?? 'RollingUpdate') === 'RollingUpdate') d.kv(0, 'RollingUpdateStrategy', `${nested(strategy.rollingUpdate, 'maxUnavailable') ?? '25%'} max unavailable, ${nested(strategy.rollingUpdate, 'maxSurge') ?? '25%'} max surge`);
+  if ((strategy.type ?? 'RollingUpdate') === 'RollingUpdate')
+    d.kv(
+      0,
+      'RollingUpdateStrategy',
+      `${nested(strategy.rollingUpdate, 'maxUnavailable') ?? '25%'} max unavailable, ${nested(strategy.rollingUpdate, 'maxSurge') ?? '25%'} max surge`,
+    );
   for (const line of podTemplateText(spec.template ?? {}).split('\n')) d.add(line);
   const conds = asObjects(st.conditions);
   if (conds.length) {
     d.add('Conditions:').add('  Type\tStatus\tReason').add('  ----\t------\t------');
     for (const c of conds) d.add(`  ${c.type} \t${c.status}\t${c.reason ?? ''}`);
   }
-  const rss = (await ctx.client.get<KubeList>(`/apis/apps/v1/namespaces/${o.metadata.namespace}/replicasets`)).items.filter((rs) => (rs.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === o.metadata.uid));
+  const rss = (await ctx.client.get<KubeList>(`/apis/apps/v1/namespaces/${o.metadata.namespace}/replicasets`)).items.filter((rs) =>
+    (rs.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === o.metadata.uid),
+  );
   const rev = o.metadata.annotations?.['deployment.kubernetes.io/revision'];
   const isNew = (rs: KubeObject) => rs.metadata.annotations?.['deployment.kubernetes.io/revision'] === rev;
   const fmt = (rs: KubeObject) => `${rs.metadata.name} (${nested(rs.status, 'replicas') ?? 0}/${nested(rs.spec, 'replicas') ?? 0} replicas created)`;
@@ -80,12 +91,24 @@ function sliceEndpoints(slices: KubeObject[], portName: unknown): string {
 function describeService(d: Lines, s: KubeObject, slices: KubeObject[]): void {
   header(d, s);
   const spec = asObject(s.spec) ?? {};
-  d.kv(0, 'Selector', Object.entries(asObject(spec.selector) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>');
+  d.kv(
+    0,
+    'Selector',
+    Object.entries(asObject(spec.selector) ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',') || '<none>',
+  );
   d.kv(0, 'Type', spec.type ?? 'ClusterIP');
   d.kv(0, 'IP Family Policy', spec.ipFamilyPolicy ?? 'SingleStack');
   d.kv(0, 'IP Families', asList(spec.ipFamilies ?? ['IPv4']).join(','));
   d.kv(0, 'IP', spec.clusterIP ?? '');
-  d.kv(0, 'IPs', asList(spec.clusterIPs ?? [spec.clusterIP]).filter(Boolean).join(','));
+  d.kv(
+    0,
+    'IPs',
+    asList(spec.clusterIPs ?? [spec.clusterIP])
+      .filter(Boolean)
+      .join(','),
+  );
   for (const p of asObjects(spec.ports)) {
     d.kv(0, 'Port', `${p.name ?? '<unset>'}  ${p.port}/${p.protocol ?? 'TCP'}`);
     d.kv(0, 'TargetPort', `${p.targetPort ?? p.port}/${p.protocol ?? 'TCP'}`);
@@ -102,7 +125,10 @@ function describeData(d: Lines, o: KubeObject): void {
   d.add('');
   const data = asObject(o.data) ?? {};
   if (o.kind === 'Secret') {
-    d.kv(0, 'Type', o.type ?? 'Opaque').add('').add('Data').add('====');
+    d.kv(0, 'Type', o.type ?? 'Opaque')
+      .add('')
+      .add('Data')
+      .add('====');
     for (const k of Object.keys(data).sort()) d.add(`${k}:\t${Buffer.from(String(data[k]), 'base64').length} bytes`);
     return;
   }
@@ -129,7 +155,9 @@ function describeGeneric(d: Lines, o: KubeObject): void {
       for (const x of v as unknown[]) {
         if (x && typeof x === 'object') {
           const entries = entriesOf(x);
-          entries.forEach(([k, y], i) => (y && typeof y === 'object' ? walk(y, level + 1, k) : d.add(`${pad}${i === 0 ? '  ' : '  '}${titleCase(k)}:\t${String(y)}`)));
+          entries.forEach(([k, y], i) =>
+            y && typeof y === 'object' ? walk(y, level + 1, k) : d.add(`${pad}${i === 0 ? '  ' : '  '}${titleCase(k)}:\t${String(y)}`),
+          );
         } else d.add(`${pad}  ${String(x)}`);
       }
     } else if (v && typeof v === 'object') {
@@ -142,7 +170,11 @@ function describeGeneric(d: Lines, o: KubeObject): void {
 
 async function events(ctx: Ctx, o: KubeObject, d: Lines): Promise<void> {
   const ns = o.metadata.namespace ?? 'default';
-  const fs = [`involvedObject.name=${o.metadata.name}`, `involvedObject.uid=${o.metadata.uid}`, ...(o.metadata.namespace ? [`involvedObject.namespace=${ns}`] : [])].join(',');
+  const fs = [
+    `involvedObject.name=${o.metadata.name}`,
+    `involvedObject.uid=${o.metadata.uid}`,
+    ...(o.metadata.namespace ? [`involvedObject.namespace=${ns}`] : []),
+  ].join(',');
   let items: KubeObject[] = [];
   try {
     items = (await ctx.client.get<KubeList>(o.metadata.namespace ? `/api/v1/namespaces/${ns}/events` : '/api/v1/events', { fieldSelector: fs })).items ?? [];
@@ -177,7 +209,10 @@ export async function describe(ctx: Ctx, args: string[]): Promise<number> {
       else {
         // `describe pods web` matches names by prefix when no object has the exact name, as kubectl does.
         const matches = (await ctx.list({ ...t, name: undefined })).filter((x) => (x.metadata.name ?? '').startsWith(t.name!));
-        if (!matches.length) throw new UsageError(`Error from server (NotFound): ${t.mapping.group ? `${t.mapping.resource}.${t.mapping.group}` : t.mapping.resource} "${t.name}" not found`);
+        if (!matches.length)
+          throw new UsageError(
+            `Error from server (NotFound): ${t.mapping.group ? `${t.mapping.resource}.${t.mapping.group}` : t.mapping.resource} "${t.name}" not found`,
+          );
         for (const x of matches) objs.push({ t, o: x });
       }
       continue;
@@ -200,15 +235,32 @@ export async function describe(ctx: Ctx, args: string[]): Promise<number> {
         await describeDeployment(ctx, d, o);
         break;
       case 'ReplicaSet': {
-        const pods = (await ctx.client.get<KubeList>(`/api/v1/namespaces/${o.metadata.namespace}/pods`)).items.filter((p) => (p.metadata.ownerReferences ?? []).some((r) => r.uid === o.metadata.uid));
+        const pods = (await ctx.client.get<KubeList>(`/api/v1/namespaces/${o.metadata.namespace}/pods`)).items.filter((p) =>
+          (p.metadata.ownerReferences ?? []).some((r) => r.uid === o.metadata.uid),
+        );
         describeReplicaSet(d, o, pods);
         break;
       }
       case 'Service':
-        describeService(d, o, (await ctx.client.get<KubeList>(`/apis/discovery.k8s.io/v1/namespaces/${o.metadata.namespace}/endpointslices`, { labelSelector: `kubernetes.io/service-name=${o.metadata.name}` }).catch(() => ({ items: [] }))).items ?? []);
+        describeService(
+          d,
+          o,
+          (
+            await ctx.client
+              .get<KubeList>(`/apis/discovery.k8s.io/v1/namespaces/${o.metadata.namespace}/endpointslices`, {
+                labelSelector: `kubernetes.io/service-name=${o.metadata.name}`,
+              })
+              .catch(() => ({ items: [] }))
+          ).items ?? [],
+        );
         break;
       case 'Node':
-        describeNode(d, o, (await ctx.client.get<KubeList>('/api/v1/pods', { fieldSelector: `spec.nodeName=${o.metadata.name}` })).items ?? [], await ctx.getOrNull(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${o.metadata.name}`).catch(() => undefined));
+        describeNode(
+          d,
+          o,
+          (await ctx.client.get<KubeList>('/api/v1/pods', { fieldSelector: `spec.nodeName=${o.metadata.name}` })).items ?? [],
+          await ctx.getOrNull(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${o.metadata.name}`).catch(() => undefined),
+        );
         break;
       case 'ConfigMap':
       case 'Secret':

@@ -41,7 +41,11 @@ export async function diff(ctx: Ctx, args: string[]): Promise<number> {
       const cur = await ctx.getOrNull(path);
       let next: KubeObject;
       if (ctx.g.serverSide) {
-        next = await ctx.client.patch<KubeObject>(path, obj, 'application/apply-patch+yaml', { fieldManager: 'kubectl', dryRun: 'All', ...(ctx.g.forceConflicts ? { force: 'true' } : {}) });
+        next = await ctx.client.patch<KubeObject>(path, obj, 'application/apply-patch+yaml', {
+          fieldManager: 'kubectl',
+          dryRun: 'All',
+          ...(ctx.g.forceConflicts ? { force: 'true' } : {}),
+        });
       } else if (!cur) {
         next = await ctx.client.post<KubeObject>(resourcePath(m, ns), obj, { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' });
       } else {
@@ -52,7 +56,9 @@ export async function diff(ctx: Ctx, args: string[]): Promise<number> {
         delete annotations[LAST_APPLIED];
         modified.metadata = { ...modified.metadata, annotations };
         const patch = threeWayMergePatch(prev ? (JSON.parse(prev) as JsonObject) : undefined, modified, cur);
-        next = Object.keys(patch).length ? await ctx.client.patch<KubeObject>(path, patch, 'application/merge-patch+json', { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' }) : cur;
+        next = Object.keys(patch).length
+          ? await ctx.client.patch<KubeObject>(path, patch, 'application/merge-patch+json', { fieldManager: 'kubectl-client-side-apply', dryRun: 'All' })
+          : cur;
       }
       // kubectl's file names: <group>.<version>.<Kind>.<namespace>.<name>
       const file = [m.group || '', m.version, m.kind, ns ?? '', obj.metadata.name].filter(Boolean).join('.');

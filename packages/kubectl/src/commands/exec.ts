@@ -12,7 +12,16 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { corev1 } from '@kubeling/api';
 import type { Status } from '@kubeling/apimachinery';
-import { CHANNEL_CLOSE, CHANNEL_ERROR, CHANNEL_STDERR, CHANNEL_STDIN, CHANNEL_STDOUT, STREAM_PROTOCOL_V5, STREAM_PROTOCOLS, exitCodeOf } from '@kubeling/client';
+import {
+  CHANNEL_CLOSE,
+  CHANNEL_ERROR,
+  CHANNEL_STDERR,
+  CHANNEL_STDIN,
+  CHANNEL_STDOUT,
+  STREAM_PROTOCOL_V5,
+  STREAM_PROTOCOLS,
+  exitCodeOf,
+} from '@kubeling/client';
 import type { Ctx } from '../ctx.js';
 import { pathSegment } from '../discovery.js';
 import { UsageError } from '../flags.js';
@@ -117,7 +126,8 @@ export async function exec(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
   const [target, ...extra] = args;
   if (!target) throw new UsageError('error: pod, type/name or --filename must be specified');
-  if (extra.length) throw new UsageError(`exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead\nSee 'kubectl exec -h' for help and examples`);
+  if (extra.length)
+    throw new UsageError(`exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead\nSee 'kubectl exec -h' for help and examples`);
   const command = ctx.dashArgs;
   if (!command.length) throw new UsageError('error: you must specify at least one command for the container');
   const ns = pathSegment(ctx.ns, 'namespace');
@@ -133,7 +143,7 @@ export async function exec(ctx: Ctx, args: string[]): Promise<number> {
 export async function attach(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
   const [target] = args;
-  if (!target) throw new UsageError('error: expected POD, TYPE/NAME, or TYPE NAME, (1) arguments\nSee \'kubectl attach -h\' for help and examples');
+  if (!target) throw new UsageError("error: expected POD, TYPE/NAME, or TYPE NAME, (1) arguments\nSee 'kubectl attach -h' for help and examples");
   const ns = pathSegment(ctx.ns, 'namespace');
   const name = await podOf(ctx, target, 'attach to');
   const pod = await ctx.client.get<corev1.Pod>(`/api/v1/namespaces/${ns}/pods/${name}`);
@@ -163,7 +173,10 @@ export async function attachRun(ctx: Ctx, ns: string, name: string): Promise<num
   }
   if (!ctx.g.quiet) ctx.io.err("If you don't see a command prompt, try pressing enter.\n");
   if (!finished(pod)) {
-    const status = await streamSession(ctx, `${path}/attach`, streamQuery(ctx, name, true), true).catch((e: unknown) => ({ status: 'Failure', message: (e as Error).message }));
+    const status = await streamSession(ctx, `${path}/attach`, streamQuery(ctx, name, true), true).catch((e: unknown) => ({
+      status: 'Failure',
+      message: (e as Error).message,
+    }));
     if (status?.status === 'Failure') {
       // The container may have ended between our look and the attach: its status follows shortly.
       for (let i = 0; i < 50 && !finished(pod); i++) {

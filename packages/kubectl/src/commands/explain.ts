@@ -46,11 +46,12 @@ function typeName(doc: Doc, s: Schema): string {
   const { schema, name } = resolve(doc, s);
   const short = name?.split('.').pop();
   if (schema.type === 'array') return `[]${typeName(doc, schema.items ?? {})}`;
-  if (schema.type === 'object' && schema.additionalProperties && !schema.properties) return `map[string]${typeName(doc, schema.additionalProperties === true ? {} : schema.additionalProperties)}`;
+  if (schema.type === 'object' && schema.additionalProperties && !schema.properties)
+    return `map[string]${typeName(doc, schema.additionalProperties === true ? {} : schema.additionalProperties)}`;
   if (short && (schema.type === 'object' || schema.properties)) return short;
   if (schema['x-kubernetes-int-or-string']) return 'IntOrString';
   if (schema.type === 'object' || schema.properties) return 'Object';
-  return schema.type ?? (short ?? 'Object');
+  return schema.type ?? short ?? 'Object';
 }
 
 const indent = (text: string, n: number) =>
@@ -62,14 +63,17 @@ const indent = (text: string, n: number) =>
 
 export async function explain(ctx: Ctx, args: string[]): Promise<number> {
   const [spec] = args;
-  if (!spec) throw new UsageError('error: You must specify the type of resource to explain. Use "kubectl api-resources" for a complete list of supported resources.');
+  if (!spec)
+    throw new UsageError('error: You must specify the type of resource to explain. Use "kubectl api-resources" for a complete list of supported resources.');
   const [type, ...path] = spec.split('.');
   const m = await ctx.mapping(type!);
   const gv = m.group ? `apis/${m.group}/${m.version}` : `api/${m.version}`;
   const index = await ctx.client.get<Index>('/openapi/v3');
   const url = index.paths?.[gv]?.serverRelativeURL ?? `/openapi/v3/${gv}`;
   const doc = await ctx.client.get<Doc>(url);
-  const root = Object.entries(doc.components?.schemas ?? {}).find(([, s]) => (s['x-kubernetes-group-version-kind'] ?? []).some((g) => (g.group ?? '') === m.group && g.version === m.version && g.kind === m.kind));
+  const root = Object.entries(doc.components?.schemas ?? {}).find(([, s]) =>
+    (s['x-kubernetes-group-version-kind'] ?? []).some((g) => (g.group ?? '') === m.group && g.version === m.version && g.kind === m.kind),
+  );
   if (!root) throw new UsageError(`error: couldn't find resource for "${spec}"`);
   let cur: Schema = root[1];
   let fieldName: string | undefined;
@@ -102,7 +106,7 @@ export async function explain(ctx: Ctx, args: string[]): Promise<number> {
         const req = level === 1 && required.has(k) ? ' -required-' : '';
         if (ctx.g.recursive) {
           lines.push(`${'  '.repeat(level)}${k}\t<${typeName(doc, v)}>${req}`);
-          const { name } = resolve(doc, v.type === 'array' ? v.items ?? {} : v);
+          const { name } = resolve(doc, v.type === 'array' ? (v.items ?? {}) : v);
           if (name && !seen.has(name)) fields(v, level + 1, new Set([...seen, name]));
         } else {
           lines.push(`  ${k}\t<${typeName(doc, v)}>${req}`, indent(v.description ?? resolve(doc, v).schema.description ?? '<no description>', 4), '');

@@ -36,7 +36,12 @@ function rowsOf(ctx: Ctx, t: Target, table: Table, wide: boolean, prefixKind: bo
   const defs = table.columnDefinitions ?? [];
   const show = defs.map((d, i) => ({ d, i })).filter(({ d }) => wide || (d.priority ?? 0) === 0);
   const withNs = g.allNamespaces && t.mapping.namespaced;
-  const header = [...(withNs ? ['NAMESPACE'] : []), ...show.map(({ d }) => String(d.name).toUpperCase()), ...g.labelColumns.flatMap((l) => l.split(',')).map((l) => l.split('/').pop()!.toUpperCase()), ...(g.showLabels ? ['LABELS'] : [])];
+  const header = [
+    ...(withNs ? ['NAMESPACE'] : []),
+    ...show.map(({ d }) => String(d.name).toUpperCase()),
+    ...g.labelColumns.flatMap((l) => l.split(',')).map((l) => l.split('/').pop()!.toUpperCase()),
+    ...(g.showLabels ? ['LABELS'] : []),
+  ];
   const nameCol = show.findIndex(({ d }) => String(d.name).toUpperCase() === 'NAME');
   const rows = (table.rows ?? []).map((r) => {
     const meta: ObjectMeta = r.object?.metadata ?? {};
@@ -47,7 +52,13 @@ function rowsOf(ctx: Ctx, t: Target, table: Table, wide: boolean, prefixKind: bo
       ...(withNs ? [meta.namespace ?? ''] : []),
       ...cells,
       ...g.labelColumns.flatMap((l) => l.split(',')).map((l) => labels[l] ?? ''),
-      ...(g.showLabels ? [Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'] : []),
+      ...(g.showLabels
+        ? [
+            Object.entries(labels)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(',') || '<none>',
+          ]
+        : []),
     ];
   });
   return { header, rows, resourceVersion: table.metadata?.resourceVersion };
@@ -76,12 +87,19 @@ function sortItems<T>(items: T[], expr: string, objectOf: (x: T) => unknown): vo
 
 export async function get(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
-  if (!args.length && !g.filenames.length) throw new UsageError('You must specify the type of resource to get. Use "kubectl api-resources" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse "kubectl explain <resource>" for a detailed description of that resource (e.g. kubectl explain pods).\nSee \'kubectl get -h\' for help and examples.');
+  if (!args.length && !g.filenames.length)
+    throw new UsageError(
+      'You must specify the type of resource to get. Use "kubectl api-resources" for a complete list of supported resources.\n\nerror: Required resource not specified.\nUse "kubectl explain <resource>" for a detailed description of that resource (e.g. kubectl explain pods).\nSee \'kubectl get -h\' for help and examples.',
+    );
   const out = parseOutput(g.output, g.template);
   const targets = await ctx.targets(args, { allowList: true });
-  const multiKind = new Set(targets.map((t) => t.mapping.resource)).size > 1 || args[0] === 'all' || (args.length > 0 && args.every((a) => a.includes('/')) && new Set(targets.map((t) => t.mapping.resource)).size > 1);
+  const multiKind =
+    new Set(targets.map((t) => t.mapping.resource)).size > 1 ||
+    args[0] === 'all' ||
+    (args.length > 0 && args.every((a) => a.includes('/')) && new Set(targets.map((t) => t.mapping.resource)).size > 1);
   if (g.watch || g.watchOnly) {
-    if (targets.length !== 1 && new Set(targets.map((t) => t.mapping.resource)).size !== 1) throw new UsageError('error: you may only specify a single resource type');
+    if (targets.length !== 1 && new Set(targets.map((t) => t.mapping.resource)).size !== 1)
+      throw new UsageError('error: you may only specify a single resource type');
     return watch(ctx, targets, out);
   }
   if (out.t !== 'table') {
@@ -96,7 +114,13 @@ export async function get(ctx: Ctx, args: string[]): Promise<number> {
     if (single && !objs.length) return 0;
     if (g.sortBy) sortItems(objs, g.sortBy, (o) => o);
     // As kubectl: the printers other than tables print an empty List rather than "No resources found".
-    ctx.io.out(printObjects(out, objs, single, { showManagedFields: g.showManagedFields, noHeaders: g.noHeaders, nameOf: (o) => `${kindRef(targets.find((t) => t.mapping.kind === o.kind)!.mapping)}/${o.metadata.name}` }));
+    ctx.io.out(
+      printObjects(out, objs, single, {
+        showManagedFields: g.showManagedFields,
+        noHeaders: g.noHeaders,
+        nameOf: (o) => `${kindRef(targets.find((t) => t.mapping.kind === o.kind)!.mapping)}/${o.metadata.name}`,
+      }),
+    );
     return 0;
   }
   // Tables: one per kind; names of one kind merge into one table.
@@ -137,7 +161,11 @@ function errorLine(e: unknown): string {
 }
 
 function noResources(ctx: Ctx, t: Target | undefined): void {
-  ctx.io.err(t?.namespace && (t.mapping.namespaced || ctx.g.allNamespaces === false) && !ctx.g.allNamespaces ? `No resources found in ${t.namespace} namespace.\n` : 'No resources found\n');
+  ctx.io.err(
+    t?.namespace && (t.mapping.namespaced || ctx.g.allNamespaces === false) && !ctx.g.allNamespaces
+      ? `No resources found in ${t.namespace} namespace.\n`
+      : 'No resources found\n',
+  );
 }
 
 /** `get -w`: the current rows (unless `--watch-only`), then a row per event until the signal or the server ends the watch. */
@@ -154,7 +182,17 @@ async function watch(ctx: Ctx, targets: Target[], out: Output): Promise<number> 
   const printRows = (d: TableData) => {
     const rows = headerDone ? d.rows : [d.header, ...d.rows];
     for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-    ctx.io.out(rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(Math.max(widths[i]! + 3, 6)))).join('').trimEnd() + '\n').join(''));
+    ctx.io.out(
+      rows
+        .map(
+          (r) =>
+            r
+              .map((c, i) => (i === r.length - 1 ? c : c.padEnd(Math.max(widths[i]! + 3, 6))))
+              .join('')
+              .trimEnd() + '\n',
+        )
+        .join(''),
+    );
     headerDone = true;
   };
   let rv: string | undefined;

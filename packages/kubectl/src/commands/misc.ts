@@ -6,7 +6,12 @@ import { asObjects, asStringMap, nested, type JsonObject } from '../json.js';
 import { pathSegment } from '../discovery.js';
 import { columns, parseOutput, printObjects } from '../print/printers.js';
 
-export const CLIENT_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0-kubeling', platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}` };
+export const CLIENT_VERSION = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.0-kubeling',
+  platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+};
 
 export async function version(ctx: Ctx): Promise<number> {
   const server = await ctx.client.get<JsonObject>('/version');
@@ -34,7 +39,15 @@ export async function apiResources(ctx: Ctx): Promise<number> {
   }
   const wide = g.output === 'wide';
   const rows = [['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND', ...(wide ? ['VERBS', 'CATEGORIES'] : [])]];
-  for (const m of list) rows.push([m.resource, m.shortNames.join(','), m.group ? `${m.group}/${m.version}` : m.version, String(m.namespaced), m.kind, ...(wide ? [`[${m.verbs.join(' ')}]`, m.categories.join(',')] : [])]);
+  for (const m of list)
+    rows.push([
+      m.resource,
+      m.shortNames.join(','),
+      m.group ? `${m.group}/${m.version}` : m.version,
+      String(m.namespaced),
+      m.kind,
+      ...(wide ? [`[${m.verbs.join(' ')}]`, m.categories.join(',')] : []),
+    ]);
   ctx.io.out(columns(g.noHeaders ? rows.slice(1) : rows));
   return 0;
 }
@@ -46,7 +59,8 @@ export async function clusterInfo(ctx: Ctx, args: string[]): Promise<number> {
   const server = ctx.config.server;
   let text = `\x1b[0;32mKubernetes control plane\x1b[0m is running at \x1b[0;33m${server}\x1b[0m\n`;
   try {
-    const svcs = (await ctx.client.get<KubeList>('/api/v1/namespaces/kube-system/services', { labelSelector: 'kubernetes.io/cluster-service=true' })).items ?? [];
+    const svcs =
+      (await ctx.client.get<KubeList>('/api/v1/namespaces/kube-system/services', { labelSelector: 'kubernetes.io/cluster-service=true' })).items ?? [];
     for (const s of svcs) {
       const name = s.metadata.labels?.['kubernetes.io/name'] ?? s.metadata.name;
       const port = asObjects(nested(s.spec, 'ports'))[0];
@@ -71,8 +85,13 @@ export async function podOf(ctx: Ctx, target: string, what: string): Promise<str
   if (m.resource === 'pods') return pathSegment(name);
   const owner = await ctx.client.get<KubeObject>(pathOf({ mapping: m, namespace: ns }, name));
   // A Service's selector is the label map itself.
-  const sel = nested(owner.spec, 'selector', 'matchLabels') ?? (m.resource === 'services' ? nested(owner.spec, 'selector') : undefined) ?? nested(owner.spec, 'template', 'metadata', 'labels');
-  const labelSelector = Object.entries(asStringMap(sel) ?? {}).map(([a, b]) => `${a}=${b}`).join(',');
+  const sel =
+    nested(owner.spec, 'selector', 'matchLabels') ??
+    (m.resource === 'services' ? nested(owner.spec, 'selector') : undefined) ??
+    nested(owner.spec, 'template', 'metadata', 'labels');
+  const labelSelector = Object.entries(asStringMap(sel) ?? {})
+    .map(([a, b]) => `${a}=${b}`)
+    .join(',');
   if (!labelSelector) throw new UsageError(`error: cannot ${what} ${m.kind}: selector is empty`);
   const pods = (await ctx.client.get<KubeList>(`/api/v1/namespaces/${ns}/pods`, { labelSelector })).items ?? [];
   pods.sort((a, b) => ((a.metadata.creationTimestamp ?? '') < (b.metadata.creationTimestamp ?? '') ? -1 : 1));
@@ -93,7 +112,8 @@ export function defaultContainer(ctx: Ctx, pod: corev1.Pod): string {
 export async function logs(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
   const [target, maybeContainer] = args;
-  if (!target) throw new UsageError('error: expected \'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]\'.\nPOD or TYPE/NAME is a required argument for the logs command');
+  if (!target)
+    throw new UsageError("error: expected 'logs [-f] [-p] (POD | TYPE/NAME) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command");
   const ns = pathSegment(ctx.ns, 'namespace');
   const pod = await podOf(ctx, target, 'get the logs from');
   const container = g.container ?? maybeContainer;
@@ -109,7 +129,13 @@ export async function logs(ctx: Ctx, args: string[]): Promise<number> {
   let containers = container ? [container] : names.slice(0, 1);
   if (g.allContainers) containers = [...(p.spec?.initContainers ?? []).map((c) => c.name), ...names];
   else if (!container && names.length > 1) containers = [defaultContainer(ctx, p)];
-  const streamOf = (c: string) => ctx.client.stream(`/api/v1/namespaces/${ns}/pods/${pod}/log`, { ...query, ...(names.length > 1 || container ? { container: c } : {}) }, (b) => ctx.io.out(b.toString()), ctx.io.signal);
+  const streamOf = (c: string) =>
+    ctx.client.stream(
+      `/api/v1/namespaces/${ns}/pods/${pod}/log`,
+      { ...query, ...(names.length > 1 || container ? { container: c } : {}) },
+      (b) => ctx.io.out(b.toString()),
+      ctx.io.signal,
+    );
   // Followed streams never end, so several containers are followed at once.
   if (g.follow) await Promise.all(containers.map(streamOf));
   else for (const c of containers) await streamOf(c);

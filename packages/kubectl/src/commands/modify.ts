@@ -15,13 +15,20 @@ import { asObject, asObjects, nested, type JsonObject } from '../json.js';
 import { parseOutput, printable, printObjects, toYaml } from '../print/printers.js';
 import { twoWayMergePatch } from './apply-merge.js';
 
-const PATCH_TYPES: Record<string, string> = { strategic: 'application/strategic-merge-patch+json', merge: 'application/merge-patch+json', json: 'application/json-patch+json' };
+const PATCH_TYPES: Record<string, string> = {
+  strategic: 'application/strategic-merge-patch+json',
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+};
 
 /** Prints `<kind>/<name> <verb>` or the `-o` form of the result. */
 function report(ctx: Ctx, t: Target, name: string, verb: string, result: JsonObject | undefined): void {
   const out = parseOutput(ctx.g.output, ctx.g.template);
   if (out.t === 'table' || !result) ctx.io.out(`${kindRef(t.mapping)}/${name} ${verb}${dryRunSuffix(ctx.dryRun)}\n`);
-  else ctx.io.out(printObjects(out, [{ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...result }], true, { nameOf: () => `${kindRef(t.mapping)}/${name}` }));
+  else
+    ctx.io.out(
+      printObjects(out, [{ apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...result }], true, { nameOf: () => `${kindRef(t.mapping)}/${name}` }),
+    );
 }
 
 /** Each named object, or each object of a collection with `-l`/`--all`. */
@@ -47,12 +54,16 @@ export async function patch(ctx: Ctx, args: string[]): Promise<number> {
   } catch (e) {
     throw new UsageError(`error: unable to parse "${g.patch}": ${(e as Error).message}`);
   }
-  if (type === 'json' ? !Array.isArray(body) : !body || typeof body !== 'object' || Array.isArray(body)) throw new UsageError(`error: unable to parse "${g.patch}": the patch is not a ${type === 'json' ? 'JSON array' : 'JSON object'}`);
+  if (type === 'json' ? !Array.isArray(body) : !body || typeof body !== 'object' || Array.isArray(body))
+    throw new UsageError(`error: unable to parse "${g.patch}": the patch is not a ${type === 'json' ? 'JSON array' : 'JSON object'}`);
   for (const { t, name } of await named(ctx, args)) {
     const path = g.subresource ? `${pathOf(t, name)}/${g.subresource}` : pathOf(t, name);
     const before = await ctx.client.get<KubeObject>(path);
     // A client dry run of a patch is worked out by the server's dry run: nothing is stored either way.
-    const after = await ctx.client.patch<KubeObject>(path, body, ct, { ...ctx.writeQuery('kubectl-patch'), ...(ctx.dryRun === 'client' ? { dryRun: 'All' } : {}) });
+    const after = await ctx.client.patch<KubeObject>(path, body, ct, {
+      ...ctx.writeQuery('kubectl-patch'),
+      ...(ctx.dryRun === 'client' ? { dryRun: 'All' } : {}),
+    });
     // As kubectl: "no change" when the object came back exactly as it was read.
     report(ctx, t, name, JSON.stringify(printable(before, true)) === JSON.stringify(printable(after, true)) ? 'patched (no change)' : 'patched', after);
   }
@@ -85,7 +96,10 @@ export async function labelOrAnnotate(ctx: Ctx, cmd: 'label' | 'annotate', args:
       }
     }
     const unchanged = Object.entries(changes).every(([k, v]) => (v === null ? live.metadata?.[field]?.[k] === undefined : live.metadata?.[field]?.[k] === v));
-    const result = ctx.dryRun === 'client' || unchanged ? live : await ctx.client.patch<KubeObject>(path, { metadata: { [field]: changes } }, 'application/merge-patch+json', ctx.writeQuery(`kubectl-${cmd}`));
+    const result =
+      ctx.dryRun === 'client' || unchanged
+        ? live
+        : await ctx.client.patch<KubeObject>(path, { metadata: { [field]: changes } }, 'application/merge-patch+json', ctx.writeQuery(`kubectl-${cmd}`));
     const verb = cmd === 'label' ? 'labeled' : 'annotated';
     report(ctx, t, name, unchanged ? `not ${verb}` : verb, result);
   }
@@ -94,11 +108,18 @@ export async function labelOrAnnotate(ctx: Ctx, cmd: 'label' | 'annotate', args:
 
 export async function scale(ctx: Ctx, args: string[]): Promise<number> {
   const g = ctx.g;
-  if (!g.replicas || !/^\d+$/.test(g.replicas)) throw new UsageError('error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0');
+  if (!g.replicas || !/^\d+$/.test(g.replicas))
+    throw new UsageError('error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0');
   const objs = await named(ctx, args);
   if (!objs.length) throw new UsageError('error: resource(s) were provided, but no name was specified');
   for (const { t, name } of objs) {
-    if (ctx.dryRun !== 'client') await ctx.client.patch(`${pathOf(t, name)}/scale`, { spec: { replicas: Number(g.replicas) } }, 'application/merge-patch+json', ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined);
+    if (ctx.dryRun !== 'client')
+      await ctx.client.patch(
+        `${pathOf(t, name)}/scale`,
+        { spec: { replicas: Number(g.replicas) } },
+        'application/merge-patch+json',
+        ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined,
+      );
     report(ctx, t, name, 'scaled', undefined);
   }
   return 0;
@@ -143,7 +164,8 @@ export async function setImage(ctx: Ctx, args: string[]): Promise<number> {
     }
     const p = twoWayMergePatch(live, next);
     if (!Object.keys(p).length) continue;
-    const result = ctx.dryRun === 'client' ? next : await ctx.client.patch<KubeObject>(pathOf(t, name), p, 'application/merge-patch+json', ctx.writeQuery('kubectl-set'));
+    const result =
+      ctx.dryRun === 'client' ? next : await ctx.client.patch<KubeObject>(pathOf(t, name), p, 'application/merge-patch+json', ctx.writeQuery('kubectl-set'));
     report(ctx, t, name, 'image updated', parseOutput(ctx.g.output).t === 'table' ? undefined : result);
   }
   return 0;
@@ -158,7 +180,8 @@ export async function edit(ctx: Ctx, args: string[]): Promise<number> {
     for (const { t, name } of objs) {
       const live: KubeObject = { apiVersion: apiVersionOf(t.mapping), kind: t.mapping.kind, ...(await ctx.client.get<KubeObject>(pathOf(t, name))) };
       const file = join(dir, `${t.mapping.resource}-${name}.yaml`);
-      const header = '# Please edit the object below. Lines beginning with a \'#\' will be ignored,\n# and an empty file will abort the edit. If an error occurs while saving this file will be\n# reopened with the relevant failures.\n#\n';
+      const header =
+        "# Please edit the object below. Lines beginning with a '#' will be ignored,\n# and an empty file will abort the edit. If an error occurs while saving this file will be\n# reopened with the relevant failures.\n#\n";
       const original = printable(live, false);
       writeFileSync(file, header + (ctx.g.output === 'json' ? JSON.stringify(original, null, 4) + '\n' : toYaml(original)));
       const code = (ctx.io.edit ?? defaultEditor(ctx))(file);
@@ -182,12 +205,20 @@ export async function edit(ctx: Ctx, args: string[]): Promise<number> {
         ctx.io.out('Edit cancelled, no changes made.\n');
         continue;
       }
-      if (p.apiVersion !== undefined || p.kind !== undefined || nested(p, 'metadata', 'name') !== undefined) throw new UsageError('error: At least one of apiVersion, kind and name was changed');
+      if (p.apiVersion !== undefined || p.kind !== undefined || nested(p, 'metadata', 'name') !== undefined)
+        throw new UsageError('error: At least one of apiVersion, kind and name was changed');
       try {
-        await ctx.client.patch(pathOf(t, name), { ...p, metadata: { ...asObject(p.metadata), resourceVersion: live.metadata.resourceVersion } }, 'application/merge-patch+json', ctx.writeQuery('kubectl-edit'));
+        await ctx.client.patch(
+          pathOf(t, name),
+          { ...p, metadata: { ...asObject(p.metadata), resourceVersion: live.metadata.resourceVersion } },
+          'application/merge-patch+json',
+          ctx.writeQuery('kubectl-edit'),
+        );
       } catch (e) {
         if (!isStatusError(e)) throw e;
-        ctx.io.err(`error: ${kindRef(t.mapping)} "${name}" could not be patched: ${e.status.message}\nYou can run \`kubectl replace -f ${file}\` to try this update again.\n`);
+        ctx.io.err(
+          `error: ${kindRef(t.mapping)} "${name}" could not be patched: ${e.status.message}\nYou can run \`kubectl replace -f ${file}\` to try this update again.\n`,
+        );
         return 1;
       }
       ctx.io.out(`${kindRef(t.mapping)}/${name} edited\n`);

@@ -25,23 +25,28 @@ export function rolloutStatus(o: KubeObject): [string, boolean] {
     const st: Partial<appsv1.StatefulSetStatus> = status ?? {};
     const strategy: appsv1.StatefulSetUpdateStrategy = spec?.updateStrategy ?? {};
     if (strategy.type && strategy.type !== 'RollingUpdate') throw new UsageError('error: rollout status is only available for RollingUpdate strategy type');
-    if (!st.observedGeneration || (o.metadata.generation ?? 0) > st.observedGeneration) return ['Waiting for statefulset spec update to be observed...\n', false];
+    if (!st.observedGeneration || (o.metadata.generation ?? 0) > st.observedGeneration)
+      return ['Waiting for statefulset spec update to be observed...\n', false];
     const replicas = spec?.replicas ?? 1;
     if ((st.readyReplicas ?? 0) < replicas) return [`Waiting for ${replicas - (st.readyReplicas ?? 0)} pods to be ready...\n`, false];
     const partition = strategy.rollingUpdate?.partition;
     if (strategy.rollingUpdate) {
-      if (partition !== undefined && (st.updatedReplicas ?? 0) < replicas - partition) return [`Waiting for partitioned roll out to finish: ${st.updatedReplicas ?? 0} out of ${replicas - partition} new pods have been updated...\n`, false];
+      if (partition !== undefined && (st.updatedReplicas ?? 0) < replicas - partition)
+        return [`Waiting for partitioned roll out to finish: ${st.updatedReplicas ?? 0} out of ${replicas - partition} new pods have been updated...\n`, false];
       return [`partitioned roll out complete: ${st.updatedReplicas ?? 0} new pods have been updated...\n`, true];
     }
-    if (st.updateRevision !== st.currentRevision) return [`waiting for statefulset rolling update to complete ${st.updatedReplicas ?? 0} pods at revision ${st.updateRevision}...\n`, false];
+    if (st.updateRevision !== st.currentRevision)
+      return [`waiting for statefulset rolling update to complete ${st.updatedReplicas ?? 0} pods at revision ${st.updateRevision}...\n`, false];
     return [`statefulset rolling update complete ${st.currentReplicas ?? 0} pods at revision ${st.currentRevision}...\n`, true];
   }
   if (o.kind === 'DaemonSet') {
     const st: Partial<appsv1.DaemonSetStatus> = (o as appsv1.DaemonSet).status ?? {};
     if ((o.metadata.generation ?? 0) > (st.observedGeneration ?? 0)) return ['Waiting for daemon set spec update to be observed...\n', false];
     const desired = st.desiredNumberScheduled ?? 0;
-    if ((st.updatedNumberScheduled ?? 0) < desired) return [`Waiting for daemon set "${name}" rollout to finish: ${st.updatedNumberScheduled ?? 0} out of ${desired} new pods have been updated...\n`, false];
-    if ((st.numberAvailable ?? 0) < desired) return [`Waiting for daemon set "${name}" rollout to finish: ${st.numberAvailable ?? 0} of ${desired} updated pods are available...\n`, false];
+    if ((st.updatedNumberScheduled ?? 0) < desired)
+      return [`Waiting for daemon set "${name}" rollout to finish: ${st.updatedNumberScheduled ?? 0} out of ${desired} new pods have been updated...\n`, false];
+    if ((st.numberAvailable ?? 0) < desired)
+      return [`Waiting for daemon set "${name}" rollout to finish: ${st.numberAvailable ?? 0} of ${desired} updated pods are available...\n`, false];
     return [`daemon set "${name}" successfully rolled out\n`, true];
   }
   const { spec, status } = o as appsv1.Deployment;
@@ -51,9 +56,12 @@ export function rolloutStatus(o: KubeObject): [string, boolean] {
   if (progressing?.reason === 'ProgressDeadlineExceeded') throw new UsageError(`error: deployment "${name}" exceeded its progress deadline`);
   const replicas = spec?.replicas ?? 1;
   const updated = st.updatedReplicas ?? 0;
-  if (updated < replicas) return [`Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...\n`, false];
-  if ((st.replicas ?? 0) > updated) return [`Waiting for deployment "${name}" rollout to finish: ${(st.replicas ?? 0) - updated} old replicas are pending termination...\n`, false];
-  if ((st.availableReplicas ?? 0) < updated) return [`Waiting for deployment "${name}" rollout to finish: ${st.availableReplicas ?? 0} of ${updated} updated replicas are available...\n`, false];
+  if (updated < replicas)
+    return [`Waiting for deployment "${name}" rollout to finish: ${updated} out of ${replicas} new replicas have been updated...\n`, false];
+  if ((st.replicas ?? 0) > updated)
+    return [`Waiting for deployment "${name}" rollout to finish: ${(st.replicas ?? 0) - updated} old replicas are pending termination...\n`, false];
+  if ((st.availableReplicas ?? 0) < updated)
+    return [`Waiting for deployment "${name}" rollout to finish: ${st.availableReplicas ?? 0} of ${updated} updated replicas are available...\n`, false];
   return [`deployment "${name}" successfully rolled out\n`, true];
 }
 
@@ -61,7 +69,8 @@ async function one(ctx: Ctx, args: string[]): Promise<{ t: Target; name: string;
   const targets = await ctx.targets(args, { allowList: !!ctx.g.selector || ctx.g.all });
   const out: { t: Target; name: string; obj: KubeObject }[] = [];
   for (const t of targets) {
-    if (!['Deployment', 'DaemonSet', 'StatefulSet'].includes(t.mapping.kind)) throw new UsageError(`error: no status viewer has been implemented for ${t.mapping.kind}`);
+    if (!['Deployment', 'DaemonSet', 'StatefulSet'].includes(t.mapping.kind))
+      throw new UsageError(`error: no status viewer has been implemented for ${t.mapping.kind}`);
     if (t.name) out.push({ t, name: t.name, obj: { kind: t.mapping.kind, ...(await ctx.client.get<KubeObject>(pathOf(t))) } });
     else for (const o of await ctx.list(t)) out.push({ t, name: o.metadata.name ?? '', obj: o });
   }
@@ -71,13 +80,18 @@ async function one(ctx: Ctx, args: string[]): Promise<{ t: Target; name: string;
 /** The ReplicaSets a Deployment controls, by revision. */
 async function replicaSets(ctx: Ctx, d: KubeObject): Promise<KubeObject[]> {
   const list = await ctx.client.get<KubeList>(`/apis/apps/v1/namespaces/${d.metadata.namespace}/replicasets`);
-  return (list.items ?? []).filter((rs) => (rs.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === d.metadata.uid)).sort((a, b) => revision(a) - revision(b));
+  return (list.items ?? [])
+    .filter((rs) => (rs.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === d.metadata.uid))
+    .sort((a, b) => revision(a) - revision(b));
 }
 
 const revision = (rs: KubeObject): number => Number(rs.metadata.annotations?.[REVISION] ?? 0);
 
 /** The ControllerRevisions of a StatefulSet or DaemonSet, oldest first, with the pod template each holds. */
-async function controllerRevisions(ctx: Ctx, s: KubeObject): Promise<{ revision: number; changeCause?: string | undefined; template: JsonObject; data: JsonObject }[]> {
+async function controllerRevisions(
+  ctx: Ctx,
+  s: KubeObject,
+): Promise<{ revision: number; changeCause?: string | undefined; template: JsonObject; data: JsonObject }[]> {
   const list = await ctx.client.get<KubeList>(`/apis/apps/v1/namespaces/${s.metadata.namespace}/controllerrevisions`);
   return (list.items ?? [])
     .filter((cr) => (cr.metadata.ownerReferences ?? []).some((r) => r.controller && r.uid === s.metadata.uid))
@@ -110,7 +124,8 @@ async function undoByRevision(ctx: Ctx, t: Target, name: string, obj: KubeObject
     ctx.io.out(`${kindRef(t.mapping)}/${name} skipped rollback (current template already matches revision ${want.revision})\n`);
     return;
   }
-  if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), want.data, 'application/strategic-merge-patch+json', ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined);
+  if (ctx.dryRun !== 'client')
+    await ctx.client.patch(pathOf(t, name), want.data, 'application/strategic-merge-patch+json', ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined);
   ctx.io.out(`${kindRef(t.mapping)}/${name} rolled back\n`);
 }
 
@@ -139,11 +154,16 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     }
     case 'history': {
       for (const { t, name, obj } of await one(ctx, rest)) {
-        if (!['Deployment', 'StatefulSet', 'DaemonSet'].includes(t.mapping.kind)) throw new UsageError(`error: no history viewer has been implemented for ${t.mapping.kind}`);
+        if (!['Deployment', 'StatefulSet', 'DaemonSet'].includes(t.mapping.kind))
+          throw new UsageError(`error: no history viewer has been implemented for ${t.mapping.kind}`);
         const entries =
           t.mapping.kind !== 'Deployment'
             ? await controllerRevisions(ctx, obj)
-            : (await replicaSets(ctx, obj)).map((r) => ({ revision: revision(r), changeCause: r.metadata.annotations?.[CHANGE_CAUSE], template: nested(r.spec, 'template') }));
+            : (await replicaSets(ctx, obj)).map((r) => ({
+                revision: revision(r),
+                changeCause: r.metadata.annotations?.[CHANGE_CAUSE],
+                template: nested(r.spec, 'template'),
+              }));
         if (g.revision) {
           const e = entries.find((r) => r.revision === Number(g.revision));
           if (!e) throw new UsageError(`error: unable to find the specified revision`);
@@ -163,11 +183,20 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
           continue;
         }
         if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: no rollbacker has been implemented for ${t.mapping.kind}`);
-        if (nested(obj.spec, 'paused')) throw new UsageError(`error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again`);
+        if (nested(obj.spec, 'paused'))
+          throw new UsageError(`error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and try again`);
         const rss = (await replicaSets(ctx, obj)).filter((r) => revision(r) > 0);
         const current = Number(obj.metadata.annotations?.[REVISION] ?? 0);
-        const want = g.toRevision && g.toRevision !== '0' ? rss.find((r) => revision(r) === Number(g.toRevision)) : [...rss].reverse().find((r) => revision(r) !== current);
-        if (!want) throw new UsageError(g.toRevision && g.toRevision !== '0' ? `error: unable to find specified revision ${g.toRevision} in history` : 'error: no rollout history found for deployment "' + name + '"');
+        const want =
+          g.toRevision && g.toRevision !== '0'
+            ? rss.find((r) => revision(r) === Number(g.toRevision))
+            : [...rss].reverse().find((r) => revision(r) !== current);
+        if (!want)
+          throw new UsageError(
+            g.toRevision && g.toRevision !== '0'
+              ? `error: unable to find specified revision ${g.toRevision} in history`
+              : 'error: no rollout history found for deployment "' + name + '"',
+          );
         const tpl = templateWithoutHash(nested(want.spec, 'template'));
         if (JSON.stringify(templateWithoutHash(nested(obj.spec, 'template'))) === JSON.stringify(tpl)) {
           ctx.io.out(`${kindRef(t.mapping)}/${name} skipped rollback (current template already matches revision ${revision(want)})\n`);
@@ -178,10 +207,13 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
         const ops: JsonObject[] = [
           { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
           { op: 'replace', path: '/spec/template', value: tpl },
-          ...(Object.keys(annotations).length ? [{ op: 'add', path: '/metadata/annotations', value: { ...(obj.metadata.annotations ?? {}), ...annotations } }] : []),
+          ...(Object.keys(annotations).length
+            ? [{ op: 'add', path: '/metadata/annotations', value: { ...(obj.metadata.annotations ?? {}), ...annotations } }]
+            : []),
         ];
         // Upstream's rollbacker names no field manager: the server takes it from the user agent.
-        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), ops, 'application/json-patch+json', ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined);
+        if (ctx.dryRun !== 'client')
+          await ctx.client.patch(pathOf(t, name), ops, 'application/json-patch+json', ctx.dryRun === 'server' ? { dryRun: 'All' } : undefined);
         ctx.io.out(`${kindRef(t.mapping)}/${name} rolled back\n`);
       }
       return 0;
@@ -189,8 +221,11 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
     case 'restart': {
       for (const { t, name, obj } of await one(ctx, rest)) {
         if (nested(obj.spec, 'paused')) throw new UsageError(`error: deployments "${name}" can't restart paused deployment (run rollout resume first)`);
-        const patch = { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString().replace(/\.\d+Z$/, 'Z') } } } } };
-        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), patch, 'application/strategic-merge-patch+json', ctx.writeQuery('kubectl-rollout'));
+        const patch = {
+          spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString().replace(/\.\d+Z$/, 'Z') } } } },
+        };
+        if (ctx.dryRun !== 'client')
+          await ctx.client.patch(pathOf(t, name), patch, 'application/strategic-merge-patch+json', ctx.writeQuery('kubectl-rollout'));
         ctx.io.out(`${kindRef(t.mapping)}/${name} restarted\n`);
       }
       return 0;
@@ -200,13 +235,15 @@ export async function rollout(ctx: Ctx, args: string[]): Promise<number> {
       const pause = sub === 'pause';
       let failed = 0;
       for (const { t, name, obj } of await one(ctx, rest)) {
-        if (t.mapping.kind !== 'Deployment') throw new UsageError(`error: ${resourceRef(t.mapping)} "${name}" ${pause ? 'pausing' : 'resuming'} is not supported`);
+        if (t.mapping.kind !== 'Deployment')
+          throw new UsageError(`error: ${resourceRef(t.mapping)} "${name}" ${pause ? 'pausing' : 'resuming'} is not supported`);
         if (!!nested(obj.spec, 'paused') === pause) {
           ctx.io.err(`error: ${resourceRef(t.mapping)} "${name}" is ${pause ? 'already paused' : 'not paused'}\n`);
           failed++;
           continue;
         }
-        if (ctx.dryRun !== 'client') await ctx.client.patch(pathOf(t, name), { spec: { paused: pause ? true : null } }, 'application/merge-patch+json', ctx.writeQuery('kubectl-rollout'));
+        if (ctx.dryRun !== 'client')
+          await ctx.client.patch(pathOf(t, name), { spec: { paused: pause ? true : null } }, 'application/merge-patch+json', ctx.writeQuery('kubectl-rollout'));
         ctx.io.out(`${kindRef(t.mapping)}/${name} ${pause ? 'paused' : 'resumed'}\n`);
       }
       return failed ? 1 : 0;
@@ -235,8 +272,18 @@ export function podTemplateText(tpl: unknown, indent = ''): string {
       lines.push(`    Port${ports.length > 1 ? 's' : ''}:\t${ports.length ? ports.join(', ') : '<none>'}`);
       const hostPorts = asObjects(c.ports).map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`);
       lines.push(`    Host Port${hostPorts.length > 1 ? 's' : ''}:\t${hostPorts.length ? hostPorts.join(', ') : '<none>'}`);
-      if (c.command) lines.push(`    Command:\n${asList(c.command).map((x) => `      ${x}`).join('\n')}`);
-      if (c.args) lines.push(`    Args:\n${asList(c.args).map((x) => `      ${x}`).join('\n')}`);
+      if (c.command)
+        lines.push(
+          `    Command:\n${asList(c.command)
+            .map((x) => `      ${x}`)
+            .join('\n')}`,
+        );
+      if (c.args)
+        lines.push(
+          `    Args:\n${asList(c.args)
+            .map((x) => `      ${x}`)
+            .join('\n')}`,
+        );
       const env = asObjects(c.env).map((e) => `      ${e.name}:\t${e.value ?? '<set from a reference>'}`);
       lines.push(`    Environment:${env.length ? '\n' + env.join('\n') : '\t<none>'}`);
       const mounts = asObjects(c.volumeMounts).map((m) => `      ${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
@@ -247,7 +294,19 @@ export function podTemplateText(tpl: unknown, indent = ''): string {
   section('Containers', asObjects(spec.containers));
   const vols = asObjects(spec.volumes);
   lines.push(`  Volumes:\t${vols.length ? vols.map((v) => v.name).join(', ') : '<none>'}`);
-  lines.push(`  Node-Selectors:\t${Object.entries(asStringMap(spec.nodeSelector) ?? {}).map(([k, v]) => `${k}=${v}`).join(',') || '<none>'}`);
-  lines.push(`  Tolerations:\t${asObjects(spec.tolerations).map((t) => `${t.key ?? ''}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`).join(', ') || '<none>'}`);
+  lines.push(
+    `  Node-Selectors:\t${
+      Object.entries(asStringMap(spec.nodeSelector) ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',') || '<none>'
+    }`,
+  );
+  lines.push(
+    `  Tolerations:\t${
+      asObjects(spec.tolerations)
+        .map((t) => `${t.key ?? ''}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`)
+        .join(', ') || '<none>'
+    }`,
+  );
   return lines.map((l) => indent + l).join('\n');
 }

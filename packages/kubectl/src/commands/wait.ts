@@ -13,7 +13,8 @@ import { observe } from './observe.js';
 type Cond = { t: 'delete' } | { t: 'create' } | { t: 'condition'; type: string; status: string } | { t: 'jsonpath'; expr: string; value?: string };
 
 export function parseFor(spec: string | undefined): Cond {
-  if (!spec) throw new UsageError('error: --for must be specified: one of delete, create, condition=condition-name, jsonpath=\'{JSONPath expression}\'=[JSONPath value]');
+  if (!spec)
+    throw new UsageError("error: --for must be specified: one of delete, create, condition=condition-name, jsonpath='{JSONPath expression}'=[JSONPath value]");
   const lower = spec.toLowerCase();
   if (lower === 'delete') return { t: 'delete' };
   if (lower === 'create') return { t: 'create' };

@@ -176,7 +176,8 @@ class Parser {
 
   private out(w: string[]): Node {
     const decl = w.findIndex((x) => x === ':=' || x === '=');
-    if (decl > 0 && w[0]!.startsWith('$')) return { t: 'out', e: pipeline(w.slice(decl + 1)), decl: { names: w.slice(0, decl).filter((x) => x !== ','), assign: w[decl] === '=' } };
+    if (decl > 0 && w[0]!.startsWith('$'))
+      return { t: 'out', e: pipeline(w.slice(decl + 1)), decl: { names: w.slice(0, decl).filter((x) => x !== ','), assign: w[decl] === '=' } };
     return { t: 'out', e: pipeline(w) };
   }
 }
@@ -360,7 +361,8 @@ class Scope {
 function fields(v: unknown, names: string[]): unknown {
   for (const n of names) {
     if (v === MISSING || v === null || v === undefined) return v === MISSING ? MISSING : v === null ? MISSING : v;
-    if (typeof v !== 'object' || Array.isArray(v)) throw new TemplateError(`template: can't evaluate field ${n} in type ${Array.isArray(v) ? '[]interface {}' : typeof v}`);
+    if (typeof v !== 'object' || Array.isArray(v))
+      throw new TemplateError(`template: can't evaluate field ${n} in type ${Array.isArray(v) ? '[]interface {}' : typeof v}`);
     v = n in (v as object) ? (v as Record<string, unknown>)[n] : MISSING;
   }
   return v;

@@ -7,10 +7,7 @@
  * nothing (kubectl's `--allow-missing-template-keys` default).
  */
 
-type Node =
-  | { t: 'text'; s: string }
-  | { t: 'path'; steps: Step[]; literal?: string }
-  | { t: 'range'; steps: Step[]; body: Node[] };
+type Node = { t: 'text'; s: string } | { t: 'path'; steps: Step[]; literal?: string } | { t: 'range'; steps: Step[]; body: Node[] };
 
 type Step =
   | { t: 'root' }
@@ -166,7 +163,10 @@ function parseBracket(b: string): Step {
     return { t: 'slice', ...(s !== undefined ? { start: s } : {}), ...(e !== undefined ? { end: e } : {}), ...(st !== undefined ? { step: st } : {}) };
   }
   if (/^-?\d+$/.test(b)) return { t: 'index', i: Number(b) };
-  const names = b.split(',').map((x) => x.trim()).map((x) => (x.startsWith("'") || x.startsWith('"') ? unquote(x) : x));
+  const names = b
+    .split(',')
+    .map((x) => x.trim())
+    .map((x) => (x.startsWith("'") || x.startsWith('"') ? unquote(x) : x));
   return names.length === 1 ? { t: 'field', name: names[0]! } : { t: 'union', names };
 }
 
@@ -190,7 +190,12 @@ function walk(steps: Step[], root: unknown, cur: unknown): unknown[] {
           break;
         case 'wild':
           if (Array.isArray(v)) next.push(...v);
-          else if (v && typeof v === 'object') next.push(...Object.keys(v).sort().map((k) => (v as Record<string, unknown>)[k]));
+          else if (v && typeof v === 'object')
+            next.push(
+              ...Object.keys(v)
+                .sort()
+                .map((k) => (v as Record<string, unknown>)[k]),
+            );
           break;
         case 'index':
           if (Array.isArray(v)) {

@@ -8,7 +8,12 @@ import { columns, parseOutput, printObjects } from './printers.js';
 const pod = {
   kind: 'Pod',
   metadata: { name: 'web', labels: { app: 'web', tier: 'fe' } },
-  spec: { containers: [{ name: 'a', image: 'nginx' }, { name: 'b', image: 'busybox' }] },
+  spec: {
+    containers: [
+      { name: 'a', image: 'nginx' },
+      { name: 'b', image: 'busybox' },
+    ],
+  },
   status: {
     phase: 'Running',
     conditions: [
@@ -65,19 +70,31 @@ test('tabwriter: column blocks as Go aligns them', () => {
 test('printers: -o name/json/custom-columns, the formats kubectl accepts', () => {
   const nameOf = (o: Record<string, any>) => `pod/${o.metadata.name}`;
   assert.equal(printObjects({ t: 'name' }, list.items, false, { nameOf }), 'pod/web\npod/db\n');
-  assert.equal(printObjects(parseOutput('custom-columns=NAME:.metadata.name,IMAGES:.spec.containers[*].image'), list.items, false, { nameOf }), 'NAME   IMAGES\nweb    nginx,busybox\ndb     nginx,busybox\n');
+  assert.equal(
+    printObjects(parseOutput('custom-columns=NAME:.metadata.name,IMAGES:.spec.containers[*].image'), list.items, false, { nameOf }),
+    'NAME   IMAGES\nweb    nginx,busybox\ndb     nginx,busybox\n',
+  );
   assert.equal(printObjects(parseOutput('custom-columns=NAME:.metadata.name,X:.nope'), [pod], true, { nameOf, noHeaders: true }), 'web   <none>\n');
   assert.match(printObjects({ t: 'json' }, [pod], true, { nameOf }), /^\{\n {4}"kind": "Pod",\n {4}"metadata"/);
   assert.match(printObjects({ t: 'json' }, [pod], false, { nameOf }), /"kind": "List"/);
   assert.equal(printObjects(parseOutput('jsonpath={.items[*].metadata.name}'), list.items, false, { nameOf }), 'web db');
   assert.equal(printObjects(parseOutput('go-template={{.metadata.name}}'), [pod], true, { nameOf }), 'web');
   assert.throws(() => parseOutput('bogus'), /unable to match a printer suitable for the output format "bogus"/);
-  assert.equal(columns([['A', 'B'], ['x', 'y']]), 'A     B\nx     y\n');
+  assert.equal(
+    columns([
+      ['A', 'B'],
+      ['x', 'y'],
+    ]),
+    'A     B\nx     y\n',
+  );
 });
 
 test('jsonpath escaped dots, custom-columns maps as Go prints them, go-template nil as <no value>', () => {
   const node = { metadata: { labels: { 'kubernetes.io/hostname': 'n1', app: 'x' } }, spec: { x: null } };
   assert.equal(evaluate('{.metadata.labels.kubernetes\\.io/hostname}', node), 'n1');
-  assert.equal(printObjects(parseOutput('custom-columns=L:.metadata.labels'), [node], true, { nameOf: () => 'n', noHeaders: true }), 'map[app:x kubernetes.io/hostname:n1]\n');
+  assert.equal(
+    printObjects(parseOutput('custom-columns=L:.metadata.labels'), [node], true, { nameOf: () => 'n', noHeaders: true }),
+    'map[app:x kubernetes.io/hostname:n1]\n',
+  );
   assert.equal(executeTemplate('{{.spec.x}}|{{index .metadata.labels "absent"}}', node), '<no value>|<no value>');
 });

@@ -19,7 +19,8 @@ export type Output =
   | { t: 'custom-columns'; spec: string }
   | { t: 'go-template'; template: string };
 
-const FORMATS = 'custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml';
+const FORMATS =
+  'custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml';
 
 export function parseOutput(o: string | undefined, template?: string): Output {
   if (!o) return template ? { t: 'go-template', template } : { t: 'table', wide: false };
@@ -58,7 +59,10 @@ export function parseOutput(o: string | undefined, template?: string): Output {
 
 /** A custom-columns file: a header line of names and a line of JSONPath expressions. */
 function customColumnsFile(text: string): string {
-  const [names, paths] = text.split('\n').filter((l) => l.trim()).map((l) => l.trim().split(/\s+/));
+  const [names, paths] = text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => l.trim().split(/\s+/));
   if (!names || !paths || names.length !== paths.length) throw new UsageError('error: expected a header line and a line of paths of the same length');
   return names.map((n, i) => `${n}:${paths[i]}`).join(',');
 }
@@ -67,7 +71,16 @@ function customColumnsFile(text: string): string {
 export function columns(rows: string[][]): string {
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(Math.max(widths[i]! + 3, 6)))).join('').trimEnd()).join('\n') + (rows.length ? '\n' : '');
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => (i === r.length - 1 ? c : c.padEnd(Math.max(widths[i]! + 3, 6))))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + (rows.length ? '\n' : '')
+  );
 }
 
 /** Objects as kubectl prints them: keys sorted (Go maps), managedFields hidden unless asked. */
@@ -97,7 +110,12 @@ export function listOf(items: JsonObject[]): JsonObject {
  * Prints objects in a non-table format. `single` prints the one object bare
  * (kubectl does so for a get by one name); otherwise a `List`.
  */
-export function printObjects<T extends JsonObject>(out: Output, objs: T[], single: boolean, opts: { showManagedFields?: boolean; noHeaders?: boolean; nameOf: (o: T) => string }): string {
+export function printObjects<T extends JsonObject>(
+  out: Output,
+  objs: T[],
+  single: boolean,
+  opts: { showManagedFields?: boolean; noHeaders?: boolean; nameOf: (o: T) => string },
+): string {
   const data = single && objs.length === 1 ? objs[0]! : listOf(objs);
   switch (out.t) {
     case 'json':

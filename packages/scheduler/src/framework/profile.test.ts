@@ -6,8 +6,21 @@ test('the default profile runs upstream filters in order with upstream score wei
   const c = buildConfig();
   const p = c.profiles[0]!;
   assert.equal(p.schedulerName, 'default-scheduler');
-  assert.deepEqual(p.filter.map((f) => f.name), ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity']);
-  assert.deepEqual(p.score.map((s) => [s.plugin.name, s.weight]), [['TaintToleration', 3], ['NodeAffinity', 2], ['NodeResourcesFit', 1], ['PodTopologySpread', 2], ['InterPodAffinity', 2], ['NodeResourcesBalancedAllocation', 1]]);
+  assert.deepEqual(
+    p.filter.map((f) => f.name),
+    ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity'],
+  );
+  assert.deepEqual(
+    p.score.map((s) => [s.plugin.name, s.weight]),
+    [
+      ['TaintToleration', 3],
+      ['NodeAffinity', 2],
+      ['NodeResourcesFit', 1],
+      ['PodTopologySpread', 2],
+      ['InterPodAffinity', 2],
+      ['NodeResourcesBalancedAllocation', 1],
+    ],
+  );
   assert.equal(p.preemption, true);
   assert.equal(c.percentageOfNodesToScore, 0);
 });
@@ -20,7 +33,11 @@ test('a KubeSchedulerConfiguration selects, disables and weights plugins and pas
     profiles: [
       {
         schedulerName: 'packer',
-        plugins: { score: { disabled: [{ name: '*' }], enabled: [{ name: 'NodeResourcesFit', weight: 5 }] }, filter: { disabled: [{ name: 'NodePorts' }] }, postFilter: { disabled: [{ name: 'DefaultPreemption' }] } },
+        plugins: {
+          score: { disabled: [{ name: '*' }], enabled: [{ name: 'NodeResourcesFit', weight: 5 }] },
+          filter: { disabled: [{ name: 'NodePorts' }] },
+          postFilter: { disabled: [{ name: 'DefaultPreemption' }] },
+        },
         pluginConfig: [{ name: 'NodeResourcesFit', args: { scoringStrategy: { type: 'MostAllocated' } } }],
       },
       { schedulerName: 'default-scheduler' },
@@ -28,7 +45,10 @@ test('a KubeSchedulerConfiguration selects, disables and weights plugins and pas
   });
   assert.equal(c.percentageOfNodesToScore, 30);
   const packer = c.profiles[0]!;
-  assert.deepEqual(packer.score.map((s) => [s.plugin.name, s.weight]), [['NodeResourcesFit', 5]]);
+  assert.deepEqual(
+    packer.score.map((s) => [s.plugin.name, s.weight]),
+    [['NodeResourcesFit', 5]],
+  );
   assert.ok(!packer.filter.some((f) => f.name === 'NodePorts'));
   assert.equal(packer.preemption, false);
   assert.equal(c.profiles[1]!.schedulerName, 'default-scheduler');

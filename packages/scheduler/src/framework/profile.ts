@@ -8,7 +8,17 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_PLUGINS, REGISTRY, type PluginArgs } from '../plugins/registry.js';
-import { isFilter, isPreFilter, isPreScore, isScore, type FilterPlugin, type Plugin, type PreFilterPlugin, type PreScorePlugin, type ScorePlugin } from './types.js';
+import {
+  isFilter,
+  isPreFilter,
+  isPreScore,
+  isScore,
+  type FilterPlugin,
+  type Plugin,
+  type PreFilterPlugin,
+  type PreScorePlugin,
+  type ScorePlugin,
+} from './types.js';
 
 export interface Profile {
   schedulerName: string;
@@ -70,7 +80,10 @@ function buildProfile(p: KubeSchedulerProfile): Profile {
   for (const pc of p.pluginConfig ?? []) args.set(pc.name, pc.args ?? {});
   const multi = apply(DEFAULT_PLUGINS, plugins.multiPoint);
   const filterNames = apply(multi, plugins.filter).map((x) => x.name);
-  const scoreEntries = apply(multi.filter((x) => x.weight > 0 || plugins.score?.enabled?.some((e) => e.name === x.name)), plugins.score);
+  const scoreEntries = apply(
+    multi.filter((x) => x.weight > 0 || plugins.score?.enabled?.some((e) => e.name === x.name)),
+    plugins.score,
+  );
   const instances = new Map<string, Plugin>();
   const instance = (name: string): Plugin => {
     const f = REGISTRY[name];

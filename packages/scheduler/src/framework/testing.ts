@@ -2,7 +2,18 @@
 import type { Taint } from '@kubeling/component-helpers';
 import { NodeInfo, PodInfo, type Node, type Pod, type PodSpec } from './types.js';
 
-export function makeNode(name: string, o: { cpu?: string; memory?: string; pods?: number; labels?: Record<string, string>; taints?: Taint[]; unschedulable?: boolean; extra?: Record<string, string> } = {}): Node {
+export function makeNode(
+  name: string,
+  o: {
+    cpu?: string;
+    memory?: string;
+    pods?: number;
+    labels?: Record<string, string>;
+    taints?: Taint[];
+    unschedulable?: boolean;
+    extra?: Record<string, string>;
+  } = {},
+): Node {
   const alloc = { cpu: o.cpu ?? '4', memory: o.memory ?? '8Gi', pods: String(o.pods ?? 110), ...(o.extra ?? {}) };
   return {
     apiVersion: 'v1',
@@ -13,7 +24,19 @@ export function makeNode(name: string, o: { cpu?: string; memory?: string; pods?
   };
 }
 
-export function makePod(name: string, o: { cpu?: string; memory?: string; labels?: Record<string, string>; spec?: PodSpec; priority?: number; namespace?: string; node?: string; extra?: Record<string, string> } = {}): Pod {
+export function makePod(
+  name: string,
+  o: {
+    cpu?: string;
+    memory?: string;
+    labels?: Record<string, string>;
+    spec?: PodSpec;
+    priority?: number;
+    namespace?: string;
+    node?: string;
+    extra?: Record<string, string>;
+  } = {},
+): Pod {
   const requests: Record<string, string> = { ...(o.cpu ? { cpu: o.cpu } : {}), ...(o.memory ? { memory: o.memory } : {}), ...(o.extra ?? {}) };
   return {
     apiVersion: 'v1',

@@ -31,7 +31,11 @@ export const col = (name: string, description: string, opts: Partial<Column> = {
   priority: 0,
   ...opts,
 });
-export const NAME = col('Name', 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically.', { format: 'name' });
+export const NAME = col(
+  'Name',
+  'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically.',
+  { format: 'name' },
+);
 export const AGE = col('Age', 'CreationTimestamp is a timestamp representing the server time when this object was created.');
 /** A column `kubectl get -o wide` adds. */
 export const wide = (name: string, description: string) => col(name, description, { priority: 1 });
@@ -60,7 +64,12 @@ export function selectorString(sel: LabelSelector | undefined): string {
 }
 
 export const mapSelector = (m: Record<string, string> | undefined) =>
-  m && Object.keys(m).length ? Object.entries(m).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(',') : '<none>';
+  m && Object.keys(m).length
+    ? Object.entries(m)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')
+    : '<none>';
 
 /** At most three items, then how many more, as upstream's printers shorten lists. */
 export function firstThree(items: string[], none: string): string {

@@ -159,7 +159,10 @@ export const corePrinters: Record<string, Printer> = {
       AGE,
       wide('IP', 'IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.'),
       wide('Node', 'NodeName is a request to schedule this pod onto a specific node.'),
-      wide('Nominated Node', 'nominatedNodeName is set when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.'),
+      wide(
+        'Nominated Node',
+        'nominatedNodeName is set when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods.',
+      ),
       wide('Readiness Gates', 'If specified, all readiness gates will be evaluated for pod readiness.'),
     ],
     (p, now) => {
@@ -191,10 +194,26 @@ export const corePrinters: Record<string, Printer> = {
       AGE,
       wide('Selector', 'Route service traffic to pods with label keys and values matching this selector.'),
     ],
-    (s, now) => [s.metadata?.name, s.spec?.type ?? 'ClusterIP', s.spec?.clusterIP || '<none>', externalIP(s), servicePorts(s), age(s, now), mapSelector(s.spec?.selector)],
+    (s, now) => [
+      s.metadata?.name,
+      s.spec?.type ?? 'ClusterIP',
+      s.spec?.clusterIP || '<none>',
+      externalIP(s),
+      servicePorts(s),
+      age(s, now),
+      mapSelector(s.spec?.selector),
+    ],
   ),
-  '/endpoints': printer<dsl.Static<typeof corev1.Endpoints>>([NAME, col('Endpoints', 'Endpoints is the list of endpoints for the service.'), AGE], (e, now) => [e.metadata?.name, endpointsString(e), age(e, now)]),
-  '/namespaces': printer<corev1.Namespace>([NAME, col('Status', 'The status of the namespace'), AGE], (n, now) => [n.metadata?.name, n.status?.phase ?? 'Active', age(n, now)]),
+  '/endpoints': printer<dsl.Static<typeof corev1.Endpoints>>([NAME, col('Endpoints', 'Endpoints is the list of endpoints for the service.'), AGE], (e, now) => [
+    e.metadata?.name,
+    endpointsString(e),
+    age(e, now),
+  ]),
+  '/namespaces': printer<corev1.Namespace>([NAME, col('Status', 'The status of the namespace'), AGE], (n, now) => [
+    n.metadata?.name,
+    n.status?.phase ?? 'Active',
+    age(n, now),
+  ]),
   '/nodes': printer<PrintedNode>(
     [
       NAME,
@@ -205,25 +224,43 @@ export const corePrinters: Record<string, Printer> = {
       wide('Internal-IP', 'List of addresses reachable to the node. Queried from cloud provider, if available.'),
       wide('External-IP', 'List of addresses reachable to the node. Queried from cloud provider, if available.'),
       wide('OS-Image', 'OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).'),
-      wide('Kernel-Version', 'Kernel Version reported by the node from \'uname -r\' (e.g. 3.16.0-0.bpo.4-amd64).'),
+      wide('Kernel-Version', "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."),
       wide('Container-Runtime', 'ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).'),
     ],
     (n, now) => {
       const addr = (t: string) => (n.status?.addresses ?? []).find((a) => a.type === t)?.address ?? '<none>';
       const info = n.status?.nodeInfo ?? {};
-      return [n.metadata?.name, nodeStatus(n), nodeRoles(n), age(n, now), info.kubeletVersion ?? '', addr('InternalIP'), addr('ExternalIP'), info.osImage ?? '<unknown>', info.kernelVersion ?? '<unknown>', info.containerRuntimeVersion ?? '<unknown>'];
+      return [
+        n.metadata?.name,
+        nodeStatus(n),
+        nodeRoles(n),
+        age(n, now),
+        info.kubeletVersion ?? '',
+        addr('InternalIP'),
+        addr('ExternalIP'),
+        info.osImage ?? '<unknown>',
+        info.kernelVersion ?? '<unknown>',
+        info.containerRuntimeVersion ?? '<unknown>',
+      ];
     },
   ),
-  '/configmaps': printer<corev1.ConfigMap>(
-    [NAME, col('Data', 'Data contains the configuration data.', { type: 'integer' }), AGE],
-    (c, now) => [c.metadata?.name, Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length, age(c, now)],
-  ),
+  '/configmaps': printer<corev1.ConfigMap>([NAME, col('Data', 'Data contains the configuration data.', { type: 'integer' }), AGE], (c, now) => [
+    c.metadata?.name,
+    Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length,
+    age(c, now),
+  ]),
   '/secrets': printer<dsl.Static<typeof corev1.Secret>>(
     [NAME, col('Type', 'The type of the secret'), col('Data', 'The number of entries in the secret', { type: 'integer' }), AGE],
     (s, now) => [s.metadata?.name, s.type ?? 'Opaque', Object.keys(s.data ?? {}).length, age(s, now)],
   ),
   '/serviceaccounts': printer<dsl.Static<typeof corev1.ServiceAccount>>(
-    [NAME, col('Secrets', 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.', { type: 'integer' }), AGE],
+    [
+      NAME,
+      col('Secrets', 'Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.', {
+        type: 'integer',
+      }),
+      AGE,
+    ],
     (s, now) => [s.metadata?.name, (s.secrets ?? []).length, age(s, now)],
   ),
   '/events': printer<AnyEvent>(
@@ -243,11 +280,38 @@ export const corePrinters: Record<string, Printer> = {
       const last = e.lastTimestamp ?? e.deprecatedLastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
       const first = e.firstTimestamp ?? e.deprecatedFirstTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp;
       const src = e.source?.component ?? e.reportingComponent ?? e.reportingController ?? '';
-      return [last ? humanDuration(now - Date.parse(last)) : '<unknown>', e.type ?? '', e.reason ?? '', eventObject(e), e.message ?? e.note ?? '', (e.involvedObject ?? e.regarding)?.fieldPath ?? '', src, first ? humanDuration(now - Date.parse(first)) : '<unknown>', e.count ?? e.deprecatedCount ?? 1, e.metadata?.name];
+      return [
+        last ? humanDuration(now - Date.parse(last)) : '<unknown>',
+        e.type ?? '',
+        e.reason ?? '',
+        eventObject(e),
+        e.message ?? e.note ?? '',
+        (e.involvedObject ?? e.regarding)?.fieldPath ?? '',
+        src,
+        first ? humanDuration(now - Date.parse(first)) : '<unknown>',
+        e.count ?? e.deprecatedCount ?? 1,
+        e.metadata?.name,
+      ];
     },
   ),
   '/persistentvolumeclaims': printer<PrintedClaim>(
-    [NAME, col('Status', 'The phase of the claim.'), col('Volume', 'The volume bound to the claim.'), col('Capacity', 'The capacity of the volume.'), col('Access Modes', 'The access modes.'), col('StorageClass', 'The storage class.'), AGE],
-    (p, now) => [p.metadata?.name, p.status?.phase ?? 'Pending', p.spec?.volumeName ?? '', p.status?.capacity?.storage ?? '', (p.status?.accessModes ?? []).map((m) => ACCESS_MODES[m] ?? m).join(','), p.spec?.storageClassName ?? '<unset>', age(p, now)],
+    [
+      NAME,
+      col('Status', 'The phase of the claim.'),
+      col('Volume', 'The volume bound to the claim.'),
+      col('Capacity', 'The capacity of the volume.'),
+      col('Access Modes', 'The access modes.'),
+      col('StorageClass', 'The storage class.'),
+      AGE,
+    ],
+    (p, now) => [
+      p.metadata?.name,
+      p.status?.phase ?? 'Pending',
+      p.spec?.volumeName ?? '',
+      p.status?.capacity?.storage ?? '',
+      (p.status?.accessModes ?? []).map((m) => ACCESS_MODES[m] ?? m).join(','),
+      p.spec?.storageClassName ?? '<unset>',
+      age(p, now),
+    ],
   ),
 };

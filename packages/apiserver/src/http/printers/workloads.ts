@@ -40,7 +40,16 @@ export const workloadPrinters: Record<string, Printer> = {
     ],
     (d, now) => {
       const cs = containersOf(d.spec?.template?.spec);
-      return [d.metadata?.name, `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 0}`, d.status?.updatedReplicas ?? 0, d.status?.availableReplicas ?? 0, age(d, now), names(cs), images(cs), selectorString(d.spec?.selector)];
+      return [
+        d.metadata?.name,
+        `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 0}`,
+        d.status?.updatedReplicas ?? 0,
+        d.status?.availableReplicas ?? 0,
+        age(d, now),
+        names(cs),
+        images(cs),
+        selectorString(d.spec?.selector),
+      ];
     },
   ),
   'apps/replicasets': printer<appsv1.ReplicaSet>(
@@ -56,7 +65,16 @@ export const workloadPrinters: Record<string, Printer> = {
     ],
     (r, now) => {
       const cs = containersOf(r.spec?.template?.spec);
-      return [r.metadata?.name, r.spec?.replicas ?? 0, r.status?.replicas ?? 0, r.status?.readyReplicas ?? 0, age(r, now), names(cs), images(cs), selectorString(r.spec?.selector)];
+      return [
+        r.metadata?.name,
+        r.spec?.replicas ?? 0,
+        r.status?.replicas ?? 0,
+        r.status?.readyReplicas ?? 0,
+        age(r, now),
+        names(cs),
+        images(cs),
+        selectorString(r.spec?.selector),
+      ];
     },
   ),
   'apps/daemonsets': printer<appsv1.DaemonSet>(
@@ -66,7 +84,9 @@ export const workloadPrinters: Record<string, Printer> = {
       col('Current', 'The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.', { type: 'integer' }),
       col('Ready', 'The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.', { type: 'integer' }),
       col('Up-to-date', 'The total number of nodes that are running updated daemon pod', { type: 'integer' }),
-      col('Available', 'The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available.', { type: 'integer' }),
+      col('Available', 'The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available.', {
+        type: 'integer',
+      }),
       col('Node Selector', 'NodeSelector is a selector which must be true for the pod to fit on a node.'),
       AGE,
       wide('Containers', 'Names of each container in the template.'),
@@ -76,11 +96,29 @@ export const workloadPrinters: Record<string, Printer> = {
     (d, now) => {
       const cs = containersOf(d.spec?.template?.spec);
       const st = d.status;
-      return [d.metadata?.name, st?.desiredNumberScheduled ?? 0, st?.currentNumberScheduled ?? 0, st?.numberReady ?? 0, st?.updatedNumberScheduled ?? 0, st?.numberAvailable ?? 0, mapSelector(d.spec?.template?.spec?.nodeSelector), age(d, now), names(cs), images(cs), selectorString(d.spec?.selector)];
+      return [
+        d.metadata?.name,
+        st?.desiredNumberScheduled ?? 0,
+        st?.currentNumberScheduled ?? 0,
+        st?.numberReady ?? 0,
+        st?.updatedNumberScheduled ?? 0,
+        st?.numberAvailable ?? 0,
+        mapSelector(d.spec?.template?.spec?.nodeSelector),
+        age(d, now),
+        names(cs),
+        images(cs),
+        selectorString(d.spec?.selector),
+      ];
     },
   ),
   'apps/statefulsets': printer<appsv1.StatefulSet>(
-    [NAME, col('Ready', 'Number of the pod with ready state'), AGE, wide('Containers', 'Names of each container in the template.'), wide('Images', 'Images referenced by each container in the template.')],
+    [
+      NAME,
+      col('Ready', 'Number of the pod with ready state'),
+      AGE,
+      wide('Containers', 'Names of each container in the template.'),
+      wide('Images', 'Images referenced by each container in the template.'),
+    ],
     (s, now) => {
       const cs = containersOf(s.spec?.template?.spec);
       return [s.metadata?.name, `${s.status?.readyReplicas ?? 0}/${s.spec?.replicas ?? 0}`, age(s, now), names(cs), images(cs)];
@@ -99,7 +137,10 @@ export const workloadPrinters: Record<string, Printer> = {
     ],
     (j, now) => {
       const cs = containersOf(j.spec?.template?.spec);
-      const completions = j.spec?.completions !== undefined ? `${j.status?.succeeded ?? 0}/${j.spec.completions}` : `${j.status?.succeeded ?? 0}/1 of ${j.spec?.parallelism ?? 1}`;
+      const completions =
+        j.spec?.completions !== undefined
+          ? `${j.status?.succeeded ?? 0}/${j.spec.completions}`
+          : `${j.status?.succeeded ?? 0}/1 of ${j.spec?.parallelism ?? 1}`;
       return [j.metadata?.name, jobStatus(j), completions, jobDuration(j, now), age(j, now), names(cs), images(cs), selectorString(j.spec?.selector)];
     },
   ),
@@ -119,7 +160,18 @@ export const workloadPrinters: Record<string, Printer> = {
     (c, now) => {
       const cs = containersOf(c.spec?.jobTemplate?.spec?.template?.spec);
       const last = c.status?.lastScheduleTime ? humanDuration(now - Date.parse(c.status.lastScheduleTime)) : '<none>';
-      return [c.metadata?.name, c.spec?.schedule ?? '', c.spec?.timeZone ?? '<none>', c.spec?.suspend ?? false, (c.status?.active ?? []).length, last, age(c, now), names(cs), images(cs), selectorString(c.spec?.jobTemplate?.spec?.selector)];
+      return [
+        c.metadata?.name,
+        c.spec?.schedule ?? '',
+        c.spec?.timeZone ?? '<none>',
+        c.spec?.suspend ?? false,
+        (c.status?.active ?? []).length,
+        last,
+        age(c, now),
+        names(cs),
+        images(cs),
+        selectorString(c.spec?.jobTemplate?.spec?.selector),
+      ];
     },
   ),
 };

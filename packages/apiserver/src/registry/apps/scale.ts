@@ -41,7 +41,14 @@ export function scaleOf(obj: KubeObject): Scale {
  * a PUT, or the current one patched); a resourceVersion in it must be the
  * parent's. Answers the Scale written.
  */
-export async function updateScale(store: Store, def: ResourceDef, ns: string | undefined, name: string, next: (current: Scale) => unknown, ctx: WriteContext): Promise<Scale> {
+export async function updateScale(
+  store: Store,
+  def: ResourceDef,
+  ns: string | undefined,
+  name: string,
+  next: (current: Scale) => unknown,
+  ctx: WriteContext,
+): Promise<Scale> {
   const res = await store.guaranteedUpdate(
     ns,
     name,
@@ -53,7 +60,8 @@ export async function updateScale(store: Store, def: ResourceDef, ns: string | u
         throw conflict({ group: def.group, resource: def.resource }, name, OPTIMISTIC_LOCK_MESSAGE);
       }
       const replicas = want.spec?.replicas ?? 0;
-      if (typeof replicas !== 'number' || !Number.isInteger(replicas)) throw badRequest('Scale in version "v1" cannot be handled as a Scale: spec.replicas must be an integer');
+      if (typeof replicas !== 'number' || !Number.isInteger(replicas))
+        throw badRequest('Scale in version "v1" cannot be handled as a Scale: spec.replicas must be an integer');
       if (replicas < 0) {
         throw new StatusError({
           kind: 'Status',
@@ -62,7 +70,12 @@ export async function updateScale(store: Store, def: ResourceDef, ns: string | u
           status: 'Failure',
           message: `Scale.autoscaling "${name}" is invalid: spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`,
           reason: 'Invalid',
-          details: { name, group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${replicas}: must be greater than or equal to 0`, field: 'spec.replicas' }] },
+          details: {
+            name,
+            group: 'autoscaling',
+            kind: 'Scale',
+            causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: ${replicas}: must be greater than or equal to 0`, field: 'spec.replicas' }],
+          },
           code: 422,
         });
       }

@@ -22,7 +22,6 @@ type WorkloadSpec = Record<string, unknown> & { selector?: LabelSelectorObject }
 
 const specOf = (o: KubeObject) => (o.spec ??= {}) as WorkloadSpec;
 
-
 function selectorImmutable(obj: KubeObject, old: KubeObject): FieldError[] {
   const a = specOf(obj).selector;
   const b = (old.spec as WorkloadSpec | undefined)?.selector;

@@ -25,14 +25,17 @@ export async function createTokenRequest(
   if (!isPlainObject(body)) throw badRequest('TokenRequest must be a JSON object');
   const spec = ((body as { spec?: TokenRequestSpec }).spec ?? {}) as TokenRequestSpec;
   // Admission sees the TokenRequest as written (NodeRestriction binds kubelets' tokens to their pods).
-  await deps.serviceAccounts.admission.admit({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name, namespace: ns }, spec } as unknown as KubeObject, {
-    operation: 'CREATE',
-    resource: '/serviceaccounts',
-    subresource: 'token',
-    namespace: ns,
-    name,
-    ...(user ? { user } : {}),
-  });
+  await deps.serviceAccounts.admission.admit(
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: { name, namespace: ns }, spec } as unknown as KubeObject,
+    {
+      operation: 'CREATE',
+      resource: '/serviceaccounts',
+      subresource: 'token',
+      namespace: ns,
+      name,
+      ...(user ? { user } : {}),
+    },
+  );
   const invalid = (detail: string) => failure('Invalid', `TokenRequest.authentication.k8s.io "${name}" is invalid: ${detail}`);
   const exp = spec.expirationSeconds ?? 3600;
   if (!Number.isInteger(exp) || exp < 600) throw invalid(`spec.expirationSeconds: Invalid value: ${exp}: may not specify a duration less than 10 minutes`);
@@ -40,10 +43,15 @@ export async function createTokenRequest(
   let pod: KubeObject | undefined;
   const ref = spec.boundObjectRef;
   if (ref) {
-    if (ref.kind !== 'Pod' && ref.kind !== 'Secret') throw invalid(`spec.boundObjectRef.kind: Unsupported value: "${ref.kind}": supported values: "Pod", "Secret"`);
+    if (ref.kind !== 'Pod' && ref.kind !== 'Secret')
+      throw invalid(`spec.boundObjectRef.kind: Unsupported value: "${ref.kind}": supported values: "Pod", "Secret"`);
     if (ref.kind === 'Pod') {
       pod = await deps.pods.get(ns, ref.name ?? '');
-      if (ref.uid && ref.uid !== pod.metadata.uid) throw failure('Conflict', `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`);
+      if (ref.uid && ref.uid !== pod.metadata.uid)
+        throw failure(
+          'Conflict',
+          `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+        );
     }
   }
   const audiences = spec.audiences?.length ? spec.audiences : deps.tokens.audiences;

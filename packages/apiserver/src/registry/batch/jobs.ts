@@ -49,7 +49,11 @@ function validateJobSpec(s: JobSpec, prefix = 'spec'): FieldError[] {
   }
   const rp = (s.template?.spec as { restartPolicy?: string } | undefined)?.restartPolicy;
   if (rp !== 'Never' && rp !== 'OnFailure') {
-    errs.push(rp ? field.notSupported(`${prefix}.template.spec.restartPolicy`, rp, ['OnFailure', 'Never']) : field.required(`${prefix}.template.spec.restartPolicy`, ''));
+    errs.push(
+      rp
+        ? field.notSupported(`${prefix}.template.spec.restartPolicy`, rp, ['OnFailure', 'Never'])
+        : field.required(`${prefix}.template.spec.restartPolicy`, ''),
+    );
   }
   return errs;
 }
@@ -81,7 +85,10 @@ export const jobStrategy: Strategy = {
   },
   validate(obj) {
     const s = jobSpec(obj);
-    return [...validateJobSpec(s), ...validateSelectorAndTemplate(s as never, { restartPolicies: ['OnFailure', 'Never'] }).filter((e) => !e.field.endsWith('restartPolicy'))];
+    return [
+      ...validateJobSpec(s),
+      ...validateSelectorAndTemplate(s as never, { restartPolicies: ['OnFailure', 'Never'] }).filter((e) => !e.field.endsWith('restartPolicy')),
+    ];
   },
   validateUpdate(obj, old) {
     const a = jobSpec(obj);

@@ -11,7 +11,8 @@ export async function bindPod(pods: Store, ns: string | undefined, podName: stri
   const b = body as { metadata?: { name?: string; annotations?: Record<string, string> }; target?: { kind?: string; name?: string } };
   const node = b.target?.name;
   const gr = { group: '', resource: 'pods/binding' };
-  if (b.metadata?.name && b.metadata.name !== podName) throw badRequest(`the name of the object (${b.metadata.name}) does not match the name on the URL (${podName})`);
+  if (b.metadata?.name && b.metadata.name !== podName)
+    throw badRequest(`the name of the object (${b.metadata.name}) does not match the name on the URL (${podName})`);
   if (!node) {
     throw new StatusError({
       kind: 'Status',

@@ -62,7 +62,8 @@ export const secretStrategy: Strategy = {
     const data = (obj.data ?? {}) as Record<string, string>;
     const errs = validateKeys([data], ['data'], (v) => Math.floor((String(v).length * 3) / 4));
     for (const [k, v] of Object.entries(data)) {
-      if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v)) errs.push(field.invalid(`data[${k}]`, '<value omitted>', 'a valid base64 string is required'));
+      if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v))
+        errs.push(field.invalid(`data[${k}]`, '<value omitted>', 'a valid base64 string is required'));
     }
     if (obj.type === 'kubernetes.io/service-account-token') {
       const ann = obj.metadata.annotations ?? {};

@@ -67,5 +67,9 @@ export const eventsV1Strategy: Strategy = {
     return eventStrategy.fields!(obj);
   },
   toExternal: (stored) => convert(stored, CORE_TO_V1),
-  fromExternal: (obj) => convert(obj, CORE_TO_V1.map(([a, b]) => [b, a] as [string, string])),
+  fromExternal: (obj) =>
+    convert(
+      obj,
+      CORE_TO_V1.map(([a, b]) => [b, a] as [string, string]),
+    ),
 };

@@ -25,7 +25,12 @@ after(async () => {
   await env?.stop();
 });
 
-const svc = (name: string, clusterIP?: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }], selector: { app: name }, ...(clusterIP ? { clusterIP } : {}) } });
+const svc = (name: string, clusterIP?: string) => ({
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name },
+  spec: { ports: [{ port: 80 }], selector: { app: name }, ...(clusterIP ? { clusterIP } : {}) },
+});
 const post = (body: object, query = '') => request(env.url, 'POST', `/api/v1/namespaces/default/services${query}`, body);
 const held = async () => (await etcd.getAll().prefix('/registry/ipaddresses/').keys()).map((k) => k.slice('/registry/ipaddresses/'.length)).sort();
 
@@ -50,10 +55,16 @@ test('a taken or out-of-range IP is Invalid with upstream message; nothing is le
   assert.equal(a.status, 201);
   const taken = await post(svc('fixed2', '127.1.200.7'));
   assert.equal(taken.status, 422);
-  assert.equal(taken.body.message, 'Service "fixed2" is invalid: spec.clusterIPs: Invalid value: ["127.1.200.7"]: failed to allocate IP 127.1.200.7: provided IP is already allocated');
+  assert.equal(
+    taken.body.message,
+    'Service "fixed2" is invalid: spec.clusterIPs: Invalid value: ["127.1.200.7"]: failed to allocate IP 127.1.200.7: provided IP is already allocated',
+  );
   const outside = await post(svc('outside', '10.0.0.10'));
   assert.equal(outside.status, 422);
-  assert.match(outside.body.message, /failed to allocate IP 10\.0\.0\.10: the provided IP \(10\.0\.0\.10\) is not in the valid range\. The range of valid IPs is 127\.1\.0\.0\/16/);
+  assert.match(
+    outside.body.message,
+    /failed to allocate IP 10\.0\.0\.10: the provided IP \(10\.0\.0\.10\) is not in the valid range\. The range of valid IPs is 127\.1\.0\.0\/16/,
+  );
   // A create that fails after allocation (the name exists) gives its IP back.
   const before = await held();
   const dup = await post(svc('fixed', '127.1.201.9'));
@@ -74,7 +85,10 @@ test('deleting a Service gives its IP back, and another Service may take it', as
   assert.equal((await post(svc('recycle2', '127.1.210.10'))).status, 201);
   // Headless and ExternalName Services hold nothing.
   assert.equal((await post({ ...svc('headless'), spec: { clusterIP: 'None', selector: { app: 'h' } } })).status, 201);
-  assert.equal((await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext' }, spec: { type: 'ExternalName', externalName: 'example.com' } })).status, 201);
+  assert.equal(
+    (await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext' }, spec: { type: 'ExternalName', externalName: 'example.com' } })).status,
+    201,
+  );
   assert.ok(!(await held()).includes('None'));
 });
 
@@ -84,7 +98,15 @@ test('EndpointSlices: the kubernetes Service has one; address types, families, p
   assert.equal(own.body.metadata.labels['kubernetes.io/service-name'], 'kubernetes');
   assert.equal(own.body.endpoints[0].addresses[0], '127.0.0.1');
   const path = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
-  const slice = (over: object) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'es' }, addressType: 'IPv4', endpoints: [{ addresses: ['127.30.0.1'] }], ports: [{ name: 'http', port: 80 }], ...over });
+  const slice = (over: object) => ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'es' },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['127.30.0.1'] }],
+    ports: [{ name: 'http', port: 80 }],
+    ...over,
+  });
   const bad = async (over: object, message: RegExp) => {
     const r = await request(env.url, 'POST', path, slice(over));
     assert.equal(r.status, 422, JSON.stringify(r.body));
@@ -93,7 +115,15 @@ test('EndpointSlices: the kubernetes Service has one; address types, families, p
   await bad({ addressType: 'IPv5' }, /addressType: Unsupported value: "IPv5": supported values: "FQDN", "IPv4", "IPv6"/);
   await bad({ endpoints: [{ addresses: ['::1'] }] }, /endpoints\[0\]\.addresses\[0\]: Invalid value: "::1": must be an IPv4 address/);
   await bad({ endpoints: [{ addresses: [] }] }, /endpoints\[0\]\.addresses: Required value/);
-  await bad({ ports: [{ name: 'a', port: 80 }, { name: 'a', port: 81 }] }, /ports\[1\]\.name: Duplicate value: "a"/);
+  await bad(
+    {
+      ports: [
+        { name: 'a', port: 80 },
+        { name: 'a', port: 81 },
+      ],
+    },
+    /ports\[1\]\.name: Duplicate value: "a"/,
+  );
   await bad({ ports: [{ port: 70000 }] }, /ports\[0\]\.port: Invalid value: 70000/);
   const ok = await request(env.url, 'POST', path, slice({}));
   assert.equal(ok.status, 201, JSON.stringify(ok.body));

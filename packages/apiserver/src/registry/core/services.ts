@@ -27,7 +27,12 @@ const PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
 /** The service IP range: 127.1.0.0/16 unless KUBELING_SERVICE_CIDR_PREFIX names another /16 prefix. */
 const prefix = () => process.env.KUBELING_SERVICE_CIDR_PREFIX ?? '127.1';
-const inRange = (ip: string) => ip.startsWith(`${prefix()}.`) && /^\d+\.\d+\.\d+\.\d+$/.test(ip) && ip.split('.').every((o) => Number(o) <= 255) && !ip.endsWith('.0.0') && !ip.endsWith('.255.255');
+const inRange = (ip: string) =>
+  ip.startsWith(`${prefix()}.`) &&
+  /^\d+\.\d+\.\d+\.\d+$/.test(ip) &&
+  ip.split('.').every((o) => Number(o) <= 255) &&
+  !ip.endsWith('.0.0') &&
+  !ip.endsWith('.255.255');
 
 /**
  * Each allocated IP is a key of its own, `/registry/ipaddresses/<ip>`, holding an
@@ -138,7 +143,8 @@ export const serviceStrategy: Strategy = {
     const s = specOf(obj);
     if ((s.type ?? 'ClusterIP') === 'ExternalName' || s.clusterIP === 'None') return [];
     if (s.clusterIP) {
-      if (!inRange(s.clusterIP)) return [allocationError(s.clusterIP, `the provided IP (${s.clusterIP}) is not in the valid range. The range of valid IPs is ${prefix()}.0.0/16`)];
+      if (!inRange(s.clusterIP))
+        return [allocationError(s.clusterIP, `the provided IP (${s.clusterIP}) is not in the valid range. The range of valid IPs is ${prefix()}.0.0/16`)];
       if (!(await takeIP(storage, s.clusterIP, obj, dryRun))) return [allocationError(s.clusterIP, 'provided IP is already allocated')];
       return [];
     }

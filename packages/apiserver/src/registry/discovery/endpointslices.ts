@@ -55,8 +55,10 @@ export const endpointSliceStrategy: Strategy = {
       if (name) for (const m of isDNS1123Label(name)) errs.push(field.invalid(`${p}.name`, name, m));
       if (names.has(name)) errs.push(field.duplicate(`${p}.name`, name));
       names.add(name);
-      if (port.protocol === undefined || !['TCP', 'UDP', 'SCTP'].includes(port.protocol)) errs.push(field.notSupported(`${p}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP']));
-      if (port.port !== undefined && port.port !== null && !(Number.isInteger(port.port) && port.port >= 1 && port.port <= 65535)) errs.push(field.invalid(`${p}.port`, port.port, 'must be between 1 and 65535, inclusive'));
+      if (port.protocol === undefined || !['TCP', 'UDP', 'SCTP'].includes(port.protocol))
+        errs.push(field.notSupported(`${p}.protocol`, port.protocol, ['SCTP', 'TCP', 'UDP']));
+      if (port.port !== undefined && port.port !== null && !(Number.isInteger(port.port) && port.port >= 1 && port.port <= 65535))
+        errs.push(field.invalid(`${p}.port`, port.port, 'must be between 1 and 65535, inclusive'));
     });
     return errs;
   },

@@ -10,7 +10,15 @@ import { eventStrategy, eventsV1Strategy } from '../core/events.js';
 import { daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from '../apps/workloads.js';
 import { cronJobStrategy, jobStrategy } from '../batch/jobs.js';
 import { endpointSliceStrategy } from '../discovery/endpointslices.js';
-import { generationStatusStrategy, plainStrategy, podTemplateStrategy, priorityClassStrategy, roleBindingStrategy, roleStrategy, statusStrategy } from '../other/misc.js';
+import {
+  generationStatusStrategy,
+  plainStrategy,
+  podTemplateStrategy,
+  priorityClassStrategy,
+  roleBindingStrategy,
+  roleStrategy,
+  statusStrategy,
+} from '../other/misc.js';
 
 const byResource: Record<string, Strategy> = {
   '/pods': podStrategy,

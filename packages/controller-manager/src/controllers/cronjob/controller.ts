@@ -24,7 +24,9 @@ const finished = (j: Job): 'Complete' | 'Failed' | undefined => {
 export function scheduleTimes(schedule: string, timeZone: string | undefined, now: Date): { last: Date; next: Date } {
   const expr = schedule.replace(/^(CRON_)?TZ=\S+\s+/, '');
   const tz = timeZone ?? /^(?:CRON_)?TZ=(\S+)/.exec(schedule)?.[1] ?? 'UTC';
-  const last = CronExpressionParser.parse(expr, { currentDate: new Date(now.getTime() + 1), tz }).prev().toDate();
+  const last = CronExpressionParser.parse(expr, { currentDate: new Date(now.getTime() + 1), tz })
+    .prev()
+    .toDate();
   const next = CronExpressionParser.parse(expr, { currentDate: now, tz }).next().toDate();
   return { last, next };
 }
@@ -62,7 +64,14 @@ export class CronJobController extends QueueController {
     try {
       times = scheduleTimes(spec.schedule, spec.timeZone, now);
     } catch (e) {
-      void this.ctx.recorder('cronjob-controller').event({ ...cj, kind: 'CronJob', apiVersion: 'batch/v1' }, 'Warning', 'UnparseableSchedule', `unparseable schedule: ${spec.schedule}: ${(e as Error).message}`);
+      void this.ctx
+        .recorder('cronjob-controller')
+        .event(
+          { ...cj, kind: 'CronJob', apiVersion: 'batch/v1' },
+          'Warning',
+          'UnparseableSchedule',
+          `unparseable schedule: ${spec.schedule}: ${(e as Error).message}`,
+        );
       return;
     }
     const lastScheduled = Date.parse(prev.lastScheduleTime ?? cj.metadata.creationTimestamp ?? '');
@@ -93,7 +102,9 @@ export class CronJobController extends QueueController {
             namespace: ns,
             labels: { ...(tpl.metadata?.labels ?? {}) },
             annotations: { ...(tpl.metadata?.annotations ?? {}), 'batch.kubernetes.io/cronjob-scheduled-timestamp': rfc3339(times.last) },
-            ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata.name!, uid: cj.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+            ownerReferences: [
+              { apiVersion: 'batch/v1', kind: 'CronJob', name: cj.metadata.name!, uid: cj.metadata.uid!, controller: true, blockOwnerDeletion: true },
+            ],
           },
           spec: structuredClone(tpl.spec ?? {}),
         };
@@ -107,12 +118,27 @@ export class CronJobController extends QueueController {
       }
     }
     // Status: active jobs, last success; history limits.
-    const stillActive = this.jobs.store.byIndex('namespace', ns).filter((j) => controllerRef(j)?.uid === cj.metadata.uid && !finished(j) && !j.metadata.deletionTimestamp);
-    status.active = stillActive.map((j) => ({ kind: 'Job', namespace: ns, name: j.metadata.name!, uid: j.metadata.uid!, apiVersion: 'batch/v1', resourceVersion: j.metadata.resourceVersion! }));
+    const stillActive = this.jobs.store
+      .byIndex('namespace', ns)
+      .filter((j) => controllerRef(j)?.uid === cj.metadata.uid && !finished(j) && !j.metadata.deletionTimestamp);
+    status.active = stillActive.map((j) => ({
+      kind: 'Job',
+      namespace: ns,
+      name: j.metadata.name!,
+      uid: j.metadata.uid!,
+      apiVersion: 'batch/v1',
+      resourceVersion: j.metadata.resourceVersion!,
+    }));
     if (!status.active?.length) delete status.active;
-    const done = owned.filter((j) => finished(j)).sort((a, b) => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? ''));
+    const done = owned
+      .filter((j) => finished(j))
+      .sort((a, b) => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? ''));
     const succeededJobs = done.filter((j) => finished(j) === 'Complete');
-    const lastOk = succeededJobs.map((j) => j.status?.completionTime).filter((t): t is string => !!t).sort().pop();
+    const lastOk = succeededJobs
+      .map((j) => j.status?.completionTime)
+      .filter((t): t is string => !!t)
+      .sort()
+      .pop();
     if (lastOk) status.lastSuccessfulTime = lastOk;
     const prune = async (jobs: Job[], limit: number) => {
       for (const j of jobs.slice(0, Math.max(0, jobs.length - limit))) {
@@ -122,7 +148,10 @@ export class CronJobController extends QueueController {
       }
     };
     await prune(succeededJobs, spec.successfulJobsHistoryLimit ?? 3);
-    await prune(done.filter((j) => finished(j) === 'Failed'), spec.failedJobsHistoryLimit ?? 1);
+    await prune(
+      done.filter((j) => finished(j) === 'Failed'),
+      spec.failedJobsHistoryLimit ?? 1,
+    );
     if (!jsonEqual(status, prev)) {
       try {
         await this.ctx.client.put(`/apis/batch/v1/namespaces/${ns}/cronjobs/${cj.metadata.name}/status`, { ...cj, status });

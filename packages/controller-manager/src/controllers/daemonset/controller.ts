@@ -52,7 +52,9 @@ export class DaemonSetController extends QueueController {
     const base = `/api/v1/namespaces/${ns}/pods`;
     for (const { node, pod } of plan.create) {
       await this.ctx.client.post(base, pod);
-      void this.ctx.recorder('daemonset-controller').event({ ...ds, kind: 'DaemonSet', apiVersion: 'apps/v1' }, 'Normal', 'SuccessfulCreate', `Created pod for node ${node}`);
+      void this.ctx
+        .recorder('daemonset-controller')
+        .event({ ...ds, kind: 'DaemonSet', apiVersion: 'apps/v1' }, 'Normal', 'SuccessfulCreate', `Created pod for node ${node}`);
     }
     for (const p of plan.delete) {
       await this.ctx.client.delete(`${base}/${p.metadata.name}`, { preconditions: { uid: p.metadata.uid } }).catch((e) => {

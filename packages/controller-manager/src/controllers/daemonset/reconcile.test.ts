@@ -12,7 +12,15 @@ const template = (image: string, tolerations?: { key: string; operator: string; 
   metadata: { labels: { app: 'agent' } },
   spec: { nodeSelector: { disk: 'ssd' }, containers: [{ name: 'c', image }], ...(tolerations ? { tolerations } : {}) },
 });
-const ds = (o: { image?: string; tolerations?: { key: string; operator: string; effect: string }[]; strategy?: appsv1.DaemonSetUpdateStrategy; revisionHistoryLimit?: number; status?: appsv1.DaemonSetStatus } = {}): DaemonSet => ({
+const ds = (
+  o: {
+    image?: string;
+    tolerations?: { key: string; operator: string; effect: string }[];
+    strategy?: appsv1.DaemonSetUpdateStrategy;
+    revisionHistoryLimit?: number;
+    status?: appsv1.DaemonSetStatus;
+  } = {},
+): DaemonSet => ({
   apiVersion: 'apps/v1',
   kind: 'DaemonSet',
   metadata: { name: 'agent', namespace: 'kube-system', uid: 'ds-uid', generation: 3 },
@@ -26,7 +34,12 @@ const ds = (o: { image?: string; tolerations?: { key: string; operator: string; 
 });
 const HASH_V2 = podTemplateHash(template('v2'));
 
-const node = (name: string, labels: Record<string, string>, taints: { key: string; effect: string; value?: string }[] = []): Node => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels }, spec: { taints } });
+const node = (name: string, labels: Record<string, string>, taints: { key: string; effect: string; value?: string }[] = []): Node => ({
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: { name, labels },
+  spec: { taints },
+});
 const NODES = [
   node('n1', { disk: 'ssd' }),
   node('n2', { disk: 'ssd' }, [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }]),
@@ -37,7 +50,13 @@ const NODES = [
 const pod = (name: string, onNode: string, o: { hash?: string; ready?: boolean; deleting?: boolean; labels?: Record<string, string> } = {}): Pod => ({
   apiVersion: 'v1',
   kind: 'Pod',
-  metadata: { name, namespace: 'kube-system', uid: `uid-${name}`, labels: o.labels ?? { app: 'agent', 'controller-revision-hash': o.hash ?? HASH_V2 }, ...(o.deleting ? { deletionTimestamp: iso(NOW) } : {}) },
+  metadata: {
+    name,
+    namespace: 'kube-system',
+    uid: `uid-${name}`,
+    labels: o.labels ?? { app: 'agent', 'controller-revision-hash': o.hash ?? HASH_V2 },
+    ...(o.deleting ? { deletionTimestamp: iso(NOW) } : {}),
+  },
   spec: { nodeName: onNode, containers: [{ name: 'c' }] },
   status: { phase: 'Running', conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', lastTransitionTime: iso(NOW - 60_000) }] },
 });
@@ -46,10 +65,18 @@ const run = (d: DaemonSet, pods: Pod[], nodes = NODES, revisions: ControllerRevi
 
 test('one pod per eligible node: nodeSelector and untolerated NoSchedule taints rule nodes out', () => {
   const p = run(ds(), []);
-  assert.deepEqual(p.create.map((c) => c.node), ['n1', 'n4'], 'n2 is tainted, n3 has the wrong disk; the unschedulable taint is tolerated by daemon pods');
+  assert.deepEqual(
+    p.create.map((c) => c.node),
+    ['n1', 'n4'],
+    'n2 is tainted, n3 has the wrong disk; the unschedulable taint is tolerated by daemon pods',
+  );
   const made = p.create[0]!.pod;
   assert.equal(targetNode(made), 'n1');
-  assert.deepEqual(made.spec?.affinity, { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }] } } });
+  assert.deepEqual(made.spec?.affinity, {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }] },
+    },
+  });
   assert.deepEqual(made.spec?.tolerations, DAEMON_TOLERATIONS);
   assert.deepEqual(made.metadata, {
     generateName: 'agent-',
@@ -58,25 +85,49 @@ test('one pod per eligible node: nodeSelector and untolerated NoSchedule taints 
   });
   // A toleration in the template opens the tainted node.
   const tolerant = run(ds({ tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }] }), []);
-  assert.deepEqual(tolerant.create.map((c) => c.node), ['n1', 'n2', 'n4']);
+  assert.deepEqual(
+    tolerant.create.map((c) => c.node),
+    ['n1', 'n2', 'n4'],
+  );
   assert.equal(tolerant.create[0]!.pod.spec?.tolerations?.length, DAEMON_TOLERATIONS.length + 1);
 });
 
 test('extra pods on a node and pods on nodes no longer eligible are deleted; terminating and unselected pods are not counted', () => {
   const pods = [pod('a', 'n1'), pod('b', 'n1'), pod('c', 'n3'), pod('gone', 'n4', { deleting: true }), pod('stray', 'n4', { labels: { app: 'other' } })];
   const p = run(ds(), pods);
-  assert.deepEqual(p.create.map((c) => c.node), ['n4']);
-  assert.deepEqual(p.delete.map((x) => x.metadata.name), ['b', 'c']);
-  assert.deepEqual(p.status, { currentNumberScheduled: 1, numberMisscheduled: 1, desiredNumberScheduled: 2, numberReady: 1, observedGeneration: 3, updatedNumberScheduled: 1, numberAvailable: 1, numberUnavailable: 1 });
+  assert.deepEqual(
+    p.create.map((c) => c.node),
+    ['n4'],
+  );
+  assert.deepEqual(
+    p.delete.map((x) => x.metadata.name),
+    ['b', 'c'],
+  );
+  assert.deepEqual(p.status, {
+    currentNumberScheduled: 1,
+    numberMisscheduled: 1,
+    desiredNumberScheduled: 2,
+    numberReady: 1,
+    observedGeneration: 3,
+    updatedNumberScheduled: 1,
+    numberAvailable: 1,
+    numberUnavailable: 1,
+  });
 });
 
 test('rolling update replaces outdated pods at most maxUnavailable at a time', () => {
   const nodes = [node('n1', { disk: 'ssd' }), node('n2', { disk: 'ssd' }), node('n3', { disk: 'ssd' })];
   const old = podTemplateHash(template('v1'));
   const outdated = [pod('a', 'n1', { hash: old }), pod('b', 'n2', { hash: old }), pod('c', 'n3', { hash: old })];
-  assert.deepEqual(run(ds(), outdated, nodes).delete.map((x) => x.metadata.name), ['a']);
+  assert.deepEqual(
+    run(ds(), outdated, nodes).delete.map((x) => x.metadata.name),
+    ['a'],
+  );
   const two = ds({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } } });
-  assert.deepEqual(run(two, outdated, nodes).delete.map((x) => x.metadata.name), ['a', 'b']);
+  assert.deepEqual(
+    run(two, outdated, nodes).delete.map((x) => x.metadata.name),
+    ['a', 'b'],
+  );
   // One node already has no available pod: the budget is spent.
   const oneDown = [pod('a', 'n1', { hash: old, ready: false }), pod('b', 'n2', { hash: old }), pod('c', 'n3', { hash: old })];
   assert.deepEqual(run(ds(), oneDown, nodes).delete, []);
@@ -98,5 +149,9 @@ test('revisions no pod uses go past revisionHistoryLimit, oldest first', () => {
   const old = podTemplateHash(template('v1'));
   const revisions = [rev('aaa', 1), rev('bbb', 2), rev(old, 3), rev(HASH_V2, 4)];
   const p = run(ds({ revisionHistoryLimit: 1 }), [pod('a', 'n1', { hash: old })], NODES, revisions);
-  assert.deepEqual(p.pruneRevisions.map((r) => r.metadata.name), ['agent-aaa'], 'the current revision and the one a pod runs stay');
+  assert.deepEqual(
+    p.pruneRevisions.map((r) => r.metadata.name),
+    ['agent-aaa'],
+    'the current revision and the one a pod runs stay',
+  );
 });

@@ -7,7 +7,14 @@
  */
 import type { appsv1 } from '@kubeling/api';
 import { jsonEqual, selectorFromLabelSelector } from '@kubeling/apimachinery';
-import { doNotScheduleTaint, findUntoleratedTaint, isPodAvailable, isPodReady, requiredNodeAffinityMatches, type Toleration } from '@kubeling/component-helpers';
+import {
+  doNotScheduleTaint,
+  findUntoleratedTaint,
+  isPodAvailable,
+  isPodReady,
+  requiredNodeAffinityMatches,
+  type Toleration,
+} from '@kubeling/component-helpers';
 import { podTemplateHash } from '../deployment/util.js';
 import { REVISION_HASH_LABEL, revisionName, revisionsToPrune } from '../history.js';
 import type { ControllerRevision, DaemonSet, Node, NodeAffinityView, Pod, PodSpec } from '../kinds.js';
@@ -50,7 +57,10 @@ export function daemonPod(ds: DaemonSet, node: string, hash: string): Pod {
   const affinity = (s.affinity ?? {}) as NodeAffinityView;
   s.affinity = {
     ...affinity,
-    nodeAffinity: { ...(affinity.nodeAffinity ?? {}), requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } },
+    nodeAffinity: {
+      ...(affinity.nodeAffinity ?? {}),
+      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] },
+    },
   };
   const have = s.tolerations ?? [];
   s.tolerations = [...have, ...DAEMON_TOLERATIONS.filter((t) => !have.some((h) => h.key === t.key && h.effect === t.effect))];
@@ -60,7 +70,9 @@ export function daemonPod(ds: DaemonSet, node: string, hash: string): Pod {
     metadata: {
       generateName: `${ds.metadata.name}-`,
       labels: { ...(tpl.metadata?.labels ?? {}), [HASH]: hash },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name!, uid: ds.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name!, uid: ds.metadata.uid!, controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec: s,
   };

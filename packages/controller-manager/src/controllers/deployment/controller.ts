@@ -83,7 +83,14 @@ export class DeploymentController extends QueueController {
       try {
         const adopted = await this.ctx.client.patch<ReplicaSet>(
           this.rsPath(ns, rs.metadata.name),
-          { metadata: { uid: rs.metadata.uid, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true }] } },
+          {
+            metadata: {
+              uid: rs.metadata.uid,
+              ownerReferences: [
+                { apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid, controller: true, blockOwnerDeletion: true },
+              ],
+            },
+          },
           'application/strategic-merge-patch+json',
         );
         owned.push(adopted);
@@ -98,7 +105,12 @@ export class DeploymentController extends QueueController {
       if (!made) return { requeueAfterMs: 200 };
       // It was there already (the informer had not shown it): plan again with it.
       if (made !== plan.createReplicaSet) {
-        plan = reconcileDeployment({ deployment: d, replicaSets: [...owned.filter((rs) => rs.metadata.uid !== made.metadata.uid), made], pods, now: Date.now() });
+        plan = reconcileDeployment({
+          deployment: d,
+          replicaSets: [...owned.filter((rs) => rs.metadata.uid !== made.metadata.uid), made],
+          pods,
+          now: Date.now(),
+        });
         if (plan.createReplicaSet) return { requeueAfterMs: 200 };
       }
     }
@@ -110,15 +122,26 @@ export class DeploymentController extends QueueController {
   private async carryOut(d: Deployment, plan: DeploymentPlan): Promise<void> {
     if (plan.reviseReplicaSet) {
       const { rs, revision } = plan.reviseReplicaSet;
-      await this.ctx.client.patch(this.rsPath(rs.metadata.namespace!, rs.metadata.name), { metadata: { annotations: { [REVISION]: revision } } }, 'application/merge-patch+json');
+      await this.ctx.client.patch(
+        this.rsPath(rs.metadata.namespace!, rs.metadata.name),
+        { metadata: { annotations: { [REVISION]: revision } } },
+        'application/merge-patch+json',
+      );
     }
     if (plan.deploymentRevision !== undefined) {
-      await this.ctx.client.patch(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}`, { metadata: { annotations: { [REVISION]: plan.deploymentRevision } } }, 'application/merge-patch+json');
+      await this.ctx.client.patch(
+        `/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}`,
+        { metadata: { annotations: { [REVISION]: plan.deploymentRevision } } },
+        'application/merge-patch+json',
+      );
     }
     for (const s of plan.scale) await this.scale(d, s, plan.scaleAnnotations);
     for (const rs of plan.deleteReplicaSets) {
       try {
-        await this.ctx.client.delete(this.rsPath(rs.metadata.namespace!, rs.metadata.name), { propagationPolicy: 'Background', preconditions: { uid: rs.metadata.uid } });
+        await this.ctx.client.delete(this.rsPath(rs.metadata.namespace!, rs.metadata.name), {
+          propagationPolicy: 'Background',
+          preconditions: { uid: rs.metadata.uid },
+        });
       } catch (e) {
         if (!isNotFound(e) && !isConflict(e)) throw e;
       }
@@ -140,7 +163,14 @@ export class DeploymentController extends QueueController {
   private async createNewRS(d: Deployment, rs: ReplicaSet): Promise<ReplicaSet | undefined> {
     try {
       await this.ctx.client.post<ReplicaSet>(this.rsPath(d.metadata.namespace!), rs);
-      void this.ctx.recorder('deployment-controller').event({ ...d, kind: 'Deployment', apiVersion: 'apps/v1' }, 'Normal', 'ScalingReplicaSet', `Scaled up replica set ${rs.metadata.name} from 0 to ${rs.spec?.replicas}`);
+      void this.ctx
+        .recorder('deployment-controller')
+        .event(
+          { ...d, kind: 'Deployment', apiVersion: 'apps/v1' },
+          'Normal',
+          'ScalingReplicaSet',
+          `Scaled up replica set ${rs.metadata.name} from 0 to ${rs.spec?.replicas}`,
+        );
       return rs;
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
@@ -148,15 +178,31 @@ export class DeploymentController extends QueueController {
       const existing = this.rss.store.get(`${d.metadata.namespace}/${rs.metadata.name}`);
       if (existing && controllerRef(existing)?.uid === d.metadata.uid && runsTemplate(existing, d)) return existing;
       const collisionCount = d.status?.collisionCount ?? 0;
-      await this.ctx.client.put(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, { ...d, status: { ...d.status, collisionCount: collisionCount + 1 } }).catch(() => undefined);
+      await this.ctx.client
+        .put(`/apis/apps/v1/namespaces/${d.metadata.namespace}/deployments/${d.metadata.name}/status`, {
+          ...d,
+          status: { ...d.status, collisionCount: collisionCount + 1 },
+        })
+        .catch(() => undefined);
       return undefined;
     }
   }
 
   private async scale(d: Deployment, { rs, from, to }: ScaleAction, annotations: Record<string, string>): Promise<void> {
     if (from !== to) {
-      void this.ctx.recorder('deployment-controller').event({ ...d, kind: 'Deployment', apiVersion: 'apps/v1' }, 'Normal', 'ScalingReplicaSet', `Scaled ${to > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${to}`);
+      void this.ctx
+        .recorder('deployment-controller')
+        .event(
+          { ...d, kind: 'Deployment', apiVersion: 'apps/v1' },
+          'Normal',
+          'ScalingReplicaSet',
+          `Scaled ${to > from ? 'up' : 'down'} replica set ${rs.metadata.name} from ${from} to ${to}`,
+        );
     }
-    await this.ctx.client.patch(this.rsPath(rs.metadata.namespace!, rs.metadata.name), { metadata: { annotations }, spec: { replicas: to } }, 'application/merge-patch+json');
+    await this.ctx.client.patch(
+      this.rsPath(rs.metadata.namespace!, rs.metadata.name),
+      { metadata: { annotations }, spec: { replicas: to } },
+      'application/merge-patch+json',
+    );
   }
 }

@@ -50,12 +50,22 @@ const replicaSet = (image: string, revision: number, replicas: number, available
       annotations: { [REVISION]: String(revision) },
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-uid', controller: true }],
     },
-    spec: { replicas, selector: { matchLabels: { app: 'web', [HASH_LABEL]: hash } }, template: { ...template(image), metadata: { labels: { app: 'web', [HASH_LABEL]: hash } } } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'web', [HASH_LABEL]: hash } },
+      template: { ...template(image), metadata: { labels: { app: 'web', [HASH_LABEL]: hash } } },
+    },
     status: { replicas: o.podsLeft ?? replicas, readyReplicas: available, availableReplicas: available },
   };
 };
 
-const podOf = (rs: ReplicaSet): Pod => ({ metadata: { name: `${rs.metadata.name}-x`, namespace: 'ns', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs.metadata.name!, uid: rs.metadata.uid!, controller: true }] } });
+const podOf = (rs: ReplicaSet): Pod => ({
+  metadata: {
+    name: `${rs.metadata.name}-x`,
+    namespace: 'ns',
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs.metadata.name!, uid: rs.metadata.uid!, controller: true }],
+  },
+});
 
 const run = (d: Deployment, replicaSets: ReplicaSet[], pods: Pod[] = []) => reconcileDeployment({ deployment: d, replicaSets, pods, now: NOW });
 const scales = (p: DeploymentPlan) => p.scale.map((s) => `${s.rs.spec?.template?.spec?.containers?.[0]?.image}:${s.from}->${s.to}`);
@@ -67,8 +77,15 @@ test('a new Deployment gets a ReplicaSet named and selected by its template hash
   const rs = p.createReplicaSet!;
   assert.equal(rs.metadata.name, `web-${hash}`);
   assert.deepEqual(rs.metadata.labels, { app: 'web', [HASH_LABEL]: hash });
-  assert.deepEqual(rs.metadata.annotations, { team: 'a', [REVISION]: '1', 'deployment.kubernetes.io/desired-replicas': '3', 'deployment.kubernetes.io/max-replicas': '4' });
-  assert.deepEqual(rs.metadata.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-uid', controller: true, blockOwnerDeletion: true }]);
+  assert.deepEqual(rs.metadata.annotations, {
+    team: 'a',
+    [REVISION]: '1',
+    'deployment.kubernetes.io/desired-replicas': '3',
+    'deployment.kubernetes.io/max-replicas': '4',
+  });
+  assert.deepEqual(rs.metadata.ownerReferences, [
+    { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-uid', controller: true, blockOwnerDeletion: true },
+  ]);
   assert.deepEqual(rs.spec?.selector, { matchLabels: { app: 'web', [HASH_LABEL]: hash } });
   assert.equal(rs.spec?.template?.metadata?.labels?.[HASH_LABEL], hash);
   assert.equal(rs.spec?.replicas, 3);
@@ -150,8 +167,15 @@ test('paused: existing ReplicaSets are scaled, nothing rolls out', () => {
 test('old ReplicaSets scaled to zero beyond revisionHistoryLimit are deleted, oldest revision first', () => {
   const d = deployment({ image: 'v4', revisionHistoryLimit: 1 });
   const p = run(d, [replicaSet('v2', 2, 0, 0), replicaSet('v1', 1, 0, 0), replicaSet('v3', 3, 0, 0), replicaSet('v4', 4, 3)]);
-  assert.deepEqual(p.deleteReplicaSets.map((r) => r.metadata.uid), ['rs-v1', 'rs-v2']);
-  assert.deepEqual(run(deployment({ image: 'v4' }), [replicaSet('v1', 1, 0, 0), replicaSet('v4', 4, 3)]).deleteReplicaSets, [], 'within the default limit of 10');
+  assert.deepEqual(
+    p.deleteReplicaSets.map((r) => r.metadata.uid),
+    ['rs-v1', 'rs-v2'],
+  );
+  assert.deepEqual(
+    run(deployment({ image: 'v4' }), [replicaSet('v1', 1, 0, 0), replicaSet('v4', 4, 3)]).deleteReplicaSets,
+    [],
+    'within the default limit of 10',
+  );
 });
 
 test('status: counts, Available and Progressing; complete when every replica is updated and available', () => {
@@ -167,7 +191,11 @@ test('status: counts, Available and Progressing; complete when every replica is 
       ['Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "${replicaSet('v2', 2, 3).metadata.name}" has successfully progressed.`],
     ],
   );
-  assert.equal(run(deployment({ image: 'v2', revision: '2', status: done.status! }), [replicaSet('v1', 1, 0, 0, { podsLeft: 0 }), replicaSet('v2', 2, 3)]).status, undefined, 'unchanged status is not written');
+  assert.equal(
+    run(deployment({ image: 'v2', revision: '2', status: done.status! }), [replicaSet('v1', 1, 0, 0, { podsLeft: 0 }), replicaSet('v2', 2, 3)]).status,
+    undefined,
+    'unchanged status is not written',
+  );
 
   const rolling = run(deployment({ revision: '2', progressDeadlineSeconds: 600 }), [replicaSet('v1', 1, 2), replicaSet('v2', 2, 2, 1)]);
   assert.equal(rolling.complete, false);
@@ -178,7 +206,10 @@ test('status: counts, Available and Progressing; complete when every replica is 
 test('progress deadline: nothing moved for progressDeadlineSeconds turns Progressing False', () => {
   const rss = [replicaSet('v1', 1, 1), replicaSet('v2', 2, 3, 1)];
   const first = run(deployment({ revision: '2', progressDeadlineSeconds: 60 }), rss);
-  const stuck = { ...first.status!, conditions: first.status!.conditions!.map((c) => (c.type === 'Progressing' ? { ...c, lastUpdateTime: iso(NOW - 120_000) } : c)) };
+  const stuck = {
+    ...first.status!,
+    conditions: first.status!.conditions!.map((c) => (c.type === 'Progressing' ? { ...c, lastUpdateTime: iso(NOW - 120_000) } : c)),
+  };
   const later = run(deployment({ revision: '2', progressDeadlineSeconds: 60, status: stuck }), rss);
   assert.deepEqual([cond(later, 'Progressing')?.status, cond(later, 'Progressing')?.reason], ['False', 'ProgressDeadlineExceeded']);
 });
@@ -186,7 +217,13 @@ test('progress deadline: nothing moved for progressDeadlineSeconds turns Progres
 test('claiming takes the ReplicaSets it controls and orphans its selector matches', () => {
   const mine = replicaSet('v1', 1, 1);
   const orphan: ReplicaSet = { ...replicaSet('v0', 0, 1), metadata: { ...replicaSet('v0', 0, 1).metadata, ownerReferences: [] } };
-  const others: ReplicaSet = { ...replicaSet('vx', 0, 1), metadata: { ...replicaSet('vx', 0, 1).metadata, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'other', uid: 'other', controller: true }] } };
+  const others: ReplicaSet = {
+    ...replicaSet('vx', 0, 1),
+    metadata: {
+      ...replicaSet('vx', 0, 1).metadata,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'other', uid: 'other', controller: true }],
+    },
+  };
   const elsewhere: ReplicaSet = { ...orphan, metadata: { ...orphan.metadata, uid: 'elsewhere', labels: { app: 'db' } } };
   assert.deepEqual(
     claimReplicaSets(deployment(), [mine, orphan, others, elsewhere]).map((c) => [c.rs.metadata.uid, c.action]),

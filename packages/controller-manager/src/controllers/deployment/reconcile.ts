@@ -18,8 +18,16 @@ export const MAX = 'deployment.kubernetes.io/max-replicas';
 export const HASH_LABEL = 'pod-template-hash';
 
 /** The Deployment's annotations a new ReplicaSet carries (upstream's skipCopyAnnotation list left out). */
-const NOT_COPIED = new Set(['kubectl.kubernetes.io/last-applied-configuration', 'deployment.kubernetes.io/revision', 'deployment.kubernetes.io/revision-history', 'deployment.kubernetes.io/desired-replicas', 'deployment.kubernetes.io/max-replicas', 'deprecated.deployment.rollback.to']);
-const copiedAnnotations = (d: Deployment): Record<string, string> => Object.fromEntries(Object.entries(d.metadata.annotations ?? {}).filter(([k]) => !NOT_COPIED.has(k)));
+const NOT_COPIED = new Set([
+  'kubectl.kubernetes.io/last-applied-configuration',
+  'deployment.kubernetes.io/revision',
+  'deployment.kubernetes.io/revision-history',
+  'deployment.kubernetes.io/desired-replicas',
+  'deployment.kubernetes.io/max-replicas',
+  'deprecated.deployment.rollback.to',
+]);
+const copiedAnnotations = (d: Deployment): Record<string, string> =>
+  Object.fromEntries(Object.entries(d.metadata.annotations ?? {}).filter(([k]) => !NOT_COPIED.has(k)));
 export const revisionOf = (rs: ReplicaSet): number => Number(rs.metadata.annotations?.[REVISION] ?? 0) || 0;
 const specReplicas = (rs: ReplicaSet): number => rs.spec?.replicas ?? 0;
 const available = (rs: ReplicaSet): number => rs.status?.availableReplicas ?? 0;
@@ -49,7 +57,8 @@ export function templateWithoutHash(t: PodTemplateSpec | undefined): PodTemplate
 }
 
 /** Whether the ReplicaSet runs the Deployment's current template. */
-export const runsTemplate = (rs: ReplicaSet, d: Deployment): boolean => jsonEqual(templateWithoutHash(rs.spec?.template), templateWithoutHash(d.spec?.template));
+export const runsTemplate = (rs: ReplicaSet, d: Deployment): boolean =>
+  jsonEqual(templateWithoutHash(rs.spec?.template), templateWithoutHash(d.spec?.template));
 
 /**
  * The ReplicaSets a Deployment claims, in the listers' order: those it
@@ -82,7 +91,9 @@ export function newReplicaSet(d: Deployment, replicas: number, revision: number,
       namespace: d.metadata.namespace!,
       labels: { ...(spec?.template?.metadata?.labels ?? {}), [HASH_LABEL]: hash },
       annotations: { ...copiedAnnotations(d), [REVISION]: String(revision), [DESIRED]: String(desired), [MAX]: String(desired + maxSurge) },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name!, uid: d.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata.name!, uid: d.metadata.uid!, controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec: {
       replicas,
@@ -139,7 +150,12 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
   const replicas = spec?.replicas ?? 1;
   const strategy = spec?.strategy ?? {};
   const { maxSurge, maxUnavailable } = resolveFenceposts(strategy, replicas);
-  const plan: DeploymentPlan = { scale: [], scaleAnnotations: { [DESIRED]: String(replicas), [MAX]: String(replicas + maxSurge) }, deleteReplicaSets: [], complete: false };
+  const plan: DeploymentPlan = {
+    scale: [],
+    scaleAnnotations: { [DESIRED]: String(replicas), [MAX]: String(replicas + maxSurge) },
+    deleteReplicaSets: [],
+    complete: false,
+  };
   const scale = (rs: ReplicaSet, from: number, to: number) => plan.scale.push({ rs, from, to });
   const finish = (progressing: boolean) => {
     const { status, complete } = deploymentStatus(d, newRS, owned, maxUnavailable, progressing, input.now);
@@ -156,7 +172,8 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
 
   if (!newRS) {
     const recreate = strategy.type === 'Recreate';
-    const initial = olds.length === 0 ? replicas : recreate ? 0 : Math.max(0, Math.min(replicas, replicas + maxSurge - olds.reduce((n, r) => n + specReplicas(r), 0)));
+    const initial =
+      olds.length === 0 ? replicas : recreate ? 0 : Math.max(0, Math.min(replicas, replicas + maxSurge - olds.reduce((n, r) => n + specReplicas(r), 0)));
     newRS = newReplicaSet(d, initial, maxOldRevision + 1, maxSurge);
     plan.createReplicaSet = newRS;
     owned.push(newRS);
@@ -181,7 +198,9 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
   }
 
   const limit = spec?.revisionHistoryLimit ?? 10;
-  const idle = olds.filter((r) => replicasOf(r) === 0 && (r.status?.replicas ?? 0) === 0 && !r.metadata.deletionTimestamp).sort((a, b) => revisionOf(a) - revisionOf(b));
+  const idle = olds
+    .filter((r) => replicasOf(r) === 0 && (r.status?.replicas ?? 0) === 0 && !r.metadata.deletionTimestamp)
+    .sort((a, b) => revisionOf(a) - revisionOf(b));
   plan.deleteReplicaSets = idle.slice(0, Math.max(0, idle.length - limit));
 
   finish(true);
@@ -194,7 +213,15 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
  * shrink, first by their unavailable replicas, then by available ones as far
  * as maxUnavailable allows, oldest ReplicaSet first.
  */
-function rollingUpdate(newRS: ReplicaSet, olds: ReplicaSet[], replicas: number, maxSurge: number, maxUnavailable: number, planned: Map<ReplicaSet, number>, scale: (rs: ReplicaSet, from: number, to: number) => void): void {
+function rollingUpdate(
+  newRS: ReplicaSet,
+  olds: ReplicaSet[],
+  replicas: number,
+  maxSurge: number,
+  maxUnavailable: number,
+  planned: Map<ReplicaSet, number>,
+  scale: (rs: ReplicaSet, from: number, to: number) => void,
+): void {
   const all = [newRS, ...olds];
   const total = all.reduce((n, r) => n + specReplicas(r), 0);
   const newReplicas = specReplicas(newRS);
@@ -211,7 +238,9 @@ function rollingUpdate(newRS: ReplicaSet, olds: ReplicaSet[], replicas: number, 
     scale(newRS, newReplicas, replicas);
     return;
   }
-  const oldsActive = olds.filter((r) => specReplicas(r) > 0).sort((a, b) => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? ''));
+  const oldsActive = olds
+    .filter((r) => specReplicas(r) > 0)
+    .sort((a, b) => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? ''));
   if (!oldsActive.length) return;
   const minAvailable = replicas - maxUnavailable;
   const newUnavailable = newReplicas - available(newRS);
@@ -246,7 +275,14 @@ function rollingUpdate(newRS: ReplicaSet, olds: ReplicaSet[], replicas: number, 
  * the Available and Progressing conditions (Progressing turns
  * ProgressDeadlineExceeded when nothing moved for progressDeadlineSeconds).
  */
-export function deploymentStatus(d: Deployment, newRS: ReplicaSet | undefined, all: readonly ReplicaSet[], maxUnavailable: number, progressing: boolean, now: number): { status: appsv1.DeploymentStatus; complete: boolean } {
+export function deploymentStatus(
+  d: Deployment,
+  newRS: ReplicaSet | undefined,
+  all: readonly ReplicaSet[],
+  maxUnavailable: number,
+  progressing: boolean,
+  now: number,
+): { status: appsv1.DeploymentStatus; complete: boolean } {
   const spec = d.spec;
   const old = d.status ?? {};
   const replicas = spec?.replicas ?? 1;
@@ -268,13 +304,30 @@ export function deploymentStatus(d: Deployment, newRS: ReplicaSet | undefined, a
     const cur = conds.find((c) => c.type === type);
     if (cur && cur.status === s && cur.reason === reason && cur.message === message) return;
     const transition = cur && cur.status === s ? cur.lastTransitionTime : nowIso;
-    const next: appsv1.DeploymentCondition = { type, status: s, lastUpdateTime: nowIso, ...(transition !== undefined ? { lastTransitionTime: transition } : {}), reason, message };
+    const next: appsv1.DeploymentCondition = {
+      type,
+      status: s,
+      lastUpdateTime: nowIso,
+      ...(transition !== undefined ? { lastTransitionTime: transition } : {}),
+      reason,
+      message,
+    };
     if (cur) Object.assign(cur, next);
     else conds.push(next);
   };
   const isAvailable = (status.availableReplicas ?? 0) >= replicas - maxUnavailable;
-  setCond('Available', isAvailable ? 'True' : 'False', isAvailable ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable', isAvailable ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.');
-  const complete = !!newRS && (status.updatedReplicas ?? 0) === replicas && (status.replicas ?? 0) === replicas && (status.availableReplicas ?? 0) === replicas && (d.metadata.generation ?? 1) <= observedGeneration;
+  setCond(
+    'Available',
+    isAvailable ? 'True' : 'False',
+    isAvailable ? 'MinimumReplicasAvailable' : 'MinimumReplicasUnavailable',
+    isAvailable ? 'Deployment has minimum availability.' : 'Deployment does not have minimum availability.',
+  );
+  const complete =
+    !!newRS &&
+    (status.updatedReplicas ?? 0) === replicas &&
+    (status.replicas ?? 0) === replicas &&
+    (status.availableReplicas ?? 0) === replicas &&
+    (d.metadata.generation ?? 1) <= observedGeneration;
   const rsName = newRS?.metadata.name ?? '';
   if (spec?.paused) {
     setCond('Progressing', 'Unknown', 'DeploymentPaused', 'Deployment is paused');
@@ -290,7 +343,12 @@ export function deploymentStatus(d: Deployment, newRS: ReplicaSet | undefined, a
       setCond('Progressing', 'False', 'ProgressDeadlineExceeded', `ReplicaSet "${rsName}" has timed out progressing.`);
     } else if (changed || !prog || prog.reason === 'NewReplicaSetAvailable') {
       const reason = prog && prog.reason !== 'NewReplicaSetAvailable' ? 'ReplicaSetUpdated' : 'NewReplicaSetCreated';
-      setCond('Progressing', 'True', reason, reason === 'NewReplicaSetCreated' ? `Created new replica set "${rsName}"` : `ReplicaSet "${rsName}" is progressing.`);
+      setCond(
+        'Progressing',
+        'True',
+        reason,
+        reason === 'NewReplicaSetCreated' ? `Created new replica set "${rsName}"` : `ReplicaSet "${rsName}" is progressing.`,
+      );
     }
   }
   status.conditions = conds;

@@ -5,7 +5,6 @@
  * means unavailable 1), as upstream's deploymentutil does.
  */
 
-
 const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
 
 /** JSON with every object's keys sorted, as Go's json.Marshal writes a map. */
@@ -45,7 +44,10 @@ function resolve(v: unknown, total: number, roundUp: boolean): number {
   return roundUp ? Math.ceil(x) : Math.floor(x);
 }
 
-export function resolveFenceposts(strategy: { type?: string; rollingUpdate?: { maxSurge?: unknown; maxUnavailable?: unknown } }, replicas: number): { maxSurge: number; maxUnavailable: number } {
+export function resolveFenceposts(
+  strategy: { type?: string; rollingUpdate?: { maxSurge?: unknown; maxUnavailable?: unknown } },
+  replicas: number,
+): { maxSurge: number; maxUnavailable: number } {
   if (strategy.type === 'Recreate') return { maxSurge: 0, maxUnavailable: replicas };
   const ru = strategy.rollingUpdate ?? {};
   const maxSurge = resolve(ru.maxSurge ?? '25%', replicas, true);
@@ -53,4 +55,3 @@ export function resolveFenceposts(strategy: { type?: string; rollingUpdate?: { m
   if (maxSurge === 0 && maxUnavailable === 0) maxUnavailable = 1;
   return { maxSurge, maxUnavailable: Math.min(maxUnavailable, replicas) };
 }
-

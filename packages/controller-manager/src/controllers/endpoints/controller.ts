@@ -25,7 +25,8 @@ export function resolvePorts(spec: ServiceSpec, pod: Pod): ResolvedPort[] {
     let port: number | undefined;
     if (typeof sp.targetPort === 'number') port = sp.targetPort;
     else if (typeof sp.targetPort === 'string') {
-      for (const c of pod.spec?.containers ?? []) for (const cp of c.ports ?? []) if (cp.name === sp.targetPort && (cp.protocol ?? 'TCP') === (sp.protocol ?? 'TCP')) port = cp.containerPort;
+      for (const c of pod.spec?.containers ?? [])
+        for (const cp of c.ports ?? []) if (cp.name === sp.targetPort && (cp.protocol ?? 'TCP') === (sp.protocol ?? 'TCP')) port = cp.containerPort;
     } else port = sp.port;
     if (port === undefined) continue;
     ports.push({ ...(sp.name ? { name: sp.name } : {}), port, protocol: sp.protocol ?? 'TCP' });
@@ -97,7 +98,12 @@ export class EndpointsController extends QueueController {
     const current = this.endpoints.store.get(key);
     const labels = { ...(svc.metadata.labels ?? {}) };
     if (current && jsonEqual(current.subsets ?? [], out) && jsonEqual(current.metadata.labels ?? {}, labels)) return;
-    const body = { apiVersion: 'v1', kind: 'Endpoints', metadata: { name, namespace: ns, labels, ...(current ? { resourceVersion: current.metadata.resourceVersion } : {}) }, subsets: out };
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name, namespace: ns, labels, ...(current ? { resourceVersion: current.metadata.resourceVersion } : {}) },
+      subsets: out,
+    };
     try {
       if (current) await this.ctx.client.put(`${path}/${name}`, body);
       else await this.ctx.client.post(path, body);

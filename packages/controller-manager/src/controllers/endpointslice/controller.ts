@@ -60,7 +60,9 @@ export class EndpointSliceController extends QueueController {
   private owned(ns: string, name: string): EndpointSlice[] {
     return this.slices.store
       .byIndex('namespace', ns)
-      .filter((s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY_LABEL] === CONTROLLER_NAME && !s.metadata.deletionTimestamp)
+      .filter(
+        (s) => s.metadata.labels?.[SERVICE_NAME_LABEL] === name && s.metadata.labels?.[MANAGED_BY_LABEL] === CONTROLLER_NAME && !s.metadata.deletionTimestamp,
+      )
       .sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
   }
 
@@ -105,7 +107,8 @@ export class EndpointSliceController extends QueueController {
     }
     const out: Desired[] = [];
     for (const g of groups.values()) {
-      for (let i = 0; i < g.endpoints.length; i += MAX_ENDPOINTS_PER_SLICE) out.push({ ports: g.ports, endpoints: g.endpoints.slice(i, i + MAX_ENDPOINTS_PER_SLICE) });
+      for (let i = 0; i < g.endpoints.length; i += MAX_ENDPOINTS_PER_SLICE)
+        out.push({ ports: g.ports, endpoints: g.endpoints.slice(i, i + MAX_ENDPOINTS_PER_SLICE) });
     }
     // The placeholder: a Service without endpoints still has one (empty) slice.
     if (!out.length) out.push({ ports: [], endpoints: [] });
@@ -135,12 +138,24 @@ export class EndpointSliceController extends QueueController {
         const cur = have[i];
         const body = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4', endpoints: d.endpoints, ports: d.ports };
         if (!cur) {
-          const made = await this.ctx.client.post<EndpointSlice>(path, { ...body, metadata: { generateName: `${name}-`, namespace: ns, labels, ownerReferences: [owner] } });
+          const made = await this.ctx.client.post<EndpointSlice>(path, {
+            ...body,
+            metadata: { generateName: `${name}-`, namespace: ns, labels, ownerReferences: [owner] },
+          });
           seen.set(made.metadata.name!, made.metadata.resourceVersion!);
           continue;
         }
-        if (jsonEqual(cur.endpoints ?? [], d.endpoints) && jsonEqual(cur.ports ?? [], d.ports) && jsonEqual(cur.metadata.labels ?? {}, labels) && cur.addressType === 'IPv4') continue;
-        const put = await this.ctx.client.put<EndpointSlice>(`${path}/${cur.metadata.name}`, { ...body, metadata: { ...cur.metadata, labels, ownerReferences: [owner] } });
+        if (
+          jsonEqual(cur.endpoints ?? [], d.endpoints) &&
+          jsonEqual(cur.ports ?? [], d.ports) &&
+          jsonEqual(cur.metadata.labels ?? {}, labels) &&
+          cur.addressType === 'IPv4'
+        )
+          continue;
+        const put = await this.ctx.client.put<EndpointSlice>(`${path}/${cur.metadata.name}`, {
+          ...body,
+          metadata: { ...cur.metadata, labels, ownerReferences: [owner] },
+        });
         seen.set(put.metadata.name!, put.metadata.resourceVersion!);
       }
       for (const extra of have.slice(want.length)) {

@@ -125,7 +125,11 @@ export class GarbageCollector extends QueueController {
       if (gone.length === refs.length) {
         await this.ctx.client.delete(path, { propagationPolicy: 'Background', preconditions: { uid: obj.metadata.uid } });
       } else {
-        await this.ctx.client.patch(path, { metadata: { uid: obj.metadata.uid, ownerReferences: gone.map((uid) => ({ $patch: 'delete', uid })) } }, 'application/strategic-merge-patch+json');
+        await this.ctx.client.patch(
+          path,
+          { metadata: { uid: obj.metadata.uid, ownerReferences: gone.map((uid) => ({ $patch: 'delete', uid })) } },
+          'application/strategic-merge-patch+json',
+        );
       }
     } catch (e) {
       if (!isNotFound(e) && !isConflict(e)) throw e;
@@ -142,7 +146,11 @@ export class GarbageCollector extends QueueController {
       for (const d of deps) {
         const path = `${collectionPath(d.def, d.obj.metadata.namespace)}/${d.obj.metadata.name}`;
         try {
-          await this.ctx.client.patch(path, { metadata: { uid: d.obj.metadata.uid, ownerReferences: [{ $patch: 'delete', uid }] } }, 'application/strategic-merge-patch+json');
+          await this.ctx.client.patch(
+            path,
+            { metadata: { uid: d.obj.metadata.uid, ownerReferences: [{ $patch: 'delete', uid }] } },
+            'application/strategic-merge-patch+json',
+          );
         } catch (e) {
           if (!isNotFound(e) && !isConflict(e)) throw e;
         }
@@ -156,7 +164,10 @@ export class GarbageCollector extends QueueController {
         if (ref?.blockOwnerDeletion) blocking++;
         if (d.obj.metadata.deletionTimestamp) continue;
         try {
-          await this.ctx.client.delete(`${collectionPath(d.def, d.obj.metadata.namespace)}/${d.obj.metadata.name}`, { propagationPolicy: 'Foreground', preconditions: { uid: d.obj.metadata.uid } });
+          await this.ctx.client.delete(`${collectionPath(d.def, d.obj.metadata.namespace)}/${d.obj.metadata.name}`, {
+            propagationPolicy: 'Foreground',
+            preconditions: { uid: d.obj.metadata.uid },
+          });
         } catch (e) {
           if (!isNotFound(e) && !isConflict(e)) throw e;
         }

@@ -38,7 +38,8 @@ export class JobController extends QueueController {
     const plan = reconcileJob({ job, pods, now: Date.now() });
     await this.deletePods(plan.delete, ns);
     if (plan.create > 0) await this.createPods(job, plan.template, plan.create);
-    if (plan.event) void this.ctx.recorder('job-controller').event({ ...job, kind: 'Job', apiVersion: 'batch/v1' }, plan.event.type, plan.event.reason, plan.event.message);
+    if (plan.event)
+      void this.ctx.recorder('job-controller').event({ ...job, kind: 'Job', apiVersion: 'batch/v1' }, plan.event.type, plan.event.reason, plan.event.message);
     if (plan.status) {
       try {
         await this.ctx.client.put(`/apis/batch/v1/namespaces/${ns}/jobs/${job.metadata.name}/status`, { ...job, status: plan.status });
@@ -53,7 +54,9 @@ export class JobController extends QueueController {
   private async createPods(job: Job, pod: Pod, n: number): Promise<void> {
     const { succeeded } = await slowStartBatch(n, 1, async () => {
       const created = await this.ctx.client.post<Pod>(`/api/v1/namespaces/${job.metadata.namespace}/pods`, pod);
-      void this.ctx.recorder('job-controller').event({ ...job, kind: 'Job', apiVersion: 'batch/v1' }, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata.name}`);
+      void this.ctx
+        .recorder('job-controller')
+        .event({ ...job, kind: 'Job', apiVersion: 'batch/v1' }, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata.name}`);
     });
     if (succeeded < n) throw new Error(`created ${succeeded} of ${n} pods`);
   }

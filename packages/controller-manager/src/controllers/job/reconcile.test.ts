@@ -11,7 +11,10 @@ const job = (spec: Partial<batchv1.JobSpec> = {}, status?: batchv1.JobStatus): J
   apiVersion: 'batch/v1',
   kind: 'Job',
   metadata: { name: 'work', namespace: 'ns', uid: 'job-uid' },
-  spec: { template: { metadata: { labels: { 'job-name': 'work' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } }, ...spec },
+  spec: {
+    template: { metadata: { labels: { 'job-name': 'work' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+    ...spec,
+  },
   ...(status ? { status } : {}),
 });
 
@@ -41,7 +44,11 @@ test('parallelism pods run at once, never more than the completions still needed
   });
   assert.deepEqual(p.status, { startTime: iso(NOW), ready: 0, terminating: 0 });
   assert.equal(run(job({ parallelism: 2, completions: 5 }), [pod('Running', { ready: true })]).create, 1);
-  assert.equal(run(job({ parallelism: 2, completions: 5 }), [pod('Succeeded'), pod('Succeeded'), pod('Succeeded'), pod('Succeeded')]).create, 1, 'one completion left');
+  assert.equal(
+    run(job({ parallelism: 2, completions: 5 }), [pod('Succeeded'), pod('Succeeded'), pod('Succeeded'), pod('Succeeded')]).create,
+    1,
+    'one completion left',
+  );
   const surplus = run(job({ parallelism: 1, completions: 5 }), [pod('Running'), pod('Running'), pod('Running')]);
   assert.equal(surplus.create, 0);
   assert.equal(surplus.delete.length, 2);
@@ -61,12 +68,20 @@ test('completions reached: Complete with SuccessCriteriaMet, completionTime, rem
   assert.equal(p.status?.succeeded, 3);
   assert.deepEqual(p.event, { type: 'Normal', reason: 'Completed', message: 'Job completed' });
   // Without completions, the first success with nothing else running completes it.
-  assert.deepEqual(condTypes(run(job(), [pod('Succeeded')]))?.map(([t]) => t), ['SuccessCriteriaMet', 'Complete']);
+  assert.deepEqual(
+    condTypes(run(job(), [pod('Succeeded')]))?.map(([t]) => t),
+    ['SuccessCriteriaMet', 'Complete'],
+  );
 });
 
 test('more failures than backoffLimit: Failed with FailureTarget, active pods deleted, nothing created', () => {
   const running = pod('Running');
-  const p = run(job({ backoffLimit: 2 }), [pod('Failed', { finishedAt: NOW - 1000 }), pod('Failed', { finishedAt: NOW - 1000 }), pod('Failed', { finishedAt: NOW - 1000 }), running]);
+  const p = run(job({ backoffLimit: 2 }), [
+    pod('Failed', { finishedAt: NOW - 1000 }),
+    pod('Failed', { finishedAt: NOW - 1000 }),
+    pod('Failed', { finishedAt: NOW - 1000 }),
+    running,
+  ]);
   assert.deepEqual(condTypes(p), [
     ['FailureTarget', 'BackoffLimitExceeded'],
     ['Failed', 'BackoffLimitExceeded'],
@@ -76,7 +91,16 @@ test('more failures than backoffLimit: Failed with FailureTarget, active pods de
   assert.equal(p.status?.failed, 3);
   assert.equal(p.event?.type, 'Warning');
   // At the limit it still retries.
-  assert.equal(condTypes(run(job({ backoffLimit: 3 }), [pod('Failed', { finishedAt: NOW - 600_000 }), pod('Failed', { finishedAt: NOW - 600_000 }), pod('Failed', { finishedAt: NOW - 600_000 })])), undefined);
+  assert.equal(
+    condTypes(
+      run(job({ backoffLimit: 3 }), [
+        pod('Failed', { finishedAt: NOW - 600_000 }),
+        pod('Failed', { finishedAt: NOW - 600_000 }),
+        pod('Failed', { finishedAt: NOW - 600_000 }),
+      ]),
+    ),
+    undefined,
+  );
 });
 
 test('a failed pod is replaced after an exponential back-off', () => {
@@ -91,7 +115,10 @@ test('a failed pod is replaced after an exponential back-off', () => {
 test('activeDeadlineSeconds fails the Job once passed and is looked at again until then', () => {
   const started = { startTime: iso(NOW - 100_000) };
   const late = run(job({ activeDeadlineSeconds: 60 }, started), [pod('Running')]);
-  assert.deepEqual(condTypes(late)?.map(([, reason]) => reason), ['DeadlineExceeded', 'DeadlineExceeded']);
+  assert.deepEqual(
+    condTypes(late)?.map(([, reason]) => reason),
+    ['DeadlineExceeded', 'DeadlineExceeded'],
+  );
   assert.equal(late.delete.length, 1);
   const early = run(job({ activeDeadlineSeconds: 300 }, started), [pod('Running')]);
   assert.equal(early.requeueAfterMs, 200_010);

@@ -24,7 +24,7 @@ const statusOf = (node: Node): NodeStatusView => (node.status ?? {}) as NodeStat
 
 /** When a pod must leave a node with these NoExecute taints: ms from now, 0 at once, undefined never. */
 export function evictionDelay(pod: Pod, taints: Taint[], now: number): number | undefined {
-  let delay: number | undefined ;
+  let delay: number | undefined;
   const tolerations = pod.spec!.tolerations ?? [];
   for (const taint of taints.filter((x) => x.effect === 'NoExecute')) {
     const matching = tolerations.filter((t) => tolerates(t, taint));
@@ -60,7 +60,12 @@ export class NodeLifecycleController implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     const log = this.ctx.log.child({ controller: this.name });
-    await runEvery(signal, this.monitorPeriodMs, () => this.monitor(), (e) => log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed'));
+    await runEvery(
+      signal,
+      this.monitorPeriodMs,
+      () => this.monitor(),
+      (e) => log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed'),
+    );
   }
 
   private heartbeat(node: Node): string {
@@ -96,7 +101,14 @@ export class NodeLifecycleController implements Controller {
     const conds = status.conditions ?? [];
     for (const type of ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure']) {
       const c = conds.find((x) => x.type === type);
-      const next = { type, status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', ...(c?.lastHeartbeatTime !== undefined ? { lastHeartbeatTime: c.lastHeartbeatTime } : {}), lastTransitionTime: now };
+      const next = {
+        type,
+        status: 'Unknown',
+        reason: 'NodeStatusUnknown',
+        message: 'Kubelet stopped posting node status.',
+        ...(c?.lastHeartbeatTime !== undefined ? { lastHeartbeatTime: c.lastHeartbeatTime } : {}),
+        lastTransitionTime: now,
+      };
       if (c) Object.assign(c, next);
       else conds.push(next);
     }
@@ -127,7 +139,10 @@ export class NodeLifecycleController implements Controller {
         ],
         'application/json-patch+json',
       );
-      if (key) void this.ctx.recorder('node-controller').event({ ...node, kind: 'Node', apiVersion: 'v1' }, 'Normal', 'NodeNotReady', `Node ${node.metadata.name} status is now: NodeNotReady`);
+      if (key)
+        void this.ctx
+          .recorder('node-controller')
+          .event({ ...node, kind: 'Node', apiVersion: 'v1' }, 'Normal', 'NodeNotReady', `Node ${node.metadata.name} status is now: NodeNotReady`);
       return updated;
     } catch (e) {
       if (isNotFound(e) || isConflict(e) || /test/.test(String((e as Error).message))) return node;
@@ -144,7 +159,14 @@ export class NodeLifecycleController implements Controller {
       if (delay !== 0) continue;
       try {
         await this.ctx.client.delete(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, { preconditions: { uid: pod.metadata.uid } });
-        void this.ctx.recorder('taint-eviction-controller').event({ ...pod, kind: 'Pod', apiVersion: 'v1' }, 'Normal', 'TaintManagerEviction', `Marking for deletion Pod ${pod.metadata.namespace}/${pod.metadata.name}`);
+        void this.ctx
+          .recorder('taint-eviction-controller')
+          .event(
+            { ...pod, kind: 'Pod', apiVersion: 'v1' },
+            'Normal',
+            'TaintManagerEviction',
+            `Marking for deletion Pod ${pod.metadata.namespace}/${pod.metadata.name}`,
+          );
       } catch (e) {
         if (!isNotFound(e) && !isConflict(e)) throw e;
       }

@@ -23,7 +23,9 @@ export function terminatedToDelete(pods: readonly Pod[], threshold: number): Pod
   if (threshold <= 0) return [];
   const done = pods.filter((p) => terminated(p) && !p.metadata.deletionTimestamp);
   if (done.length <= threshold) return [];
-  return [...done].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || key(a).localeCompare(key(b))).slice(0, done.length - threshold);
+  return [...done]
+    .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || key(a).localeCompare(key(b)))
+    .slice(0, done.length - threshold);
 }
 
 /** Pods bound to a node the cache does not know (candidates: the API is asked before they go). */
@@ -58,7 +60,12 @@ export class PodGCController implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     const log = this.ctx.log.child({ controller: this.name });
-    await runEvery(signal, this.o.periodMs, () => this.gc(Date.now()), (e) => log.warn({ err: String((e as Error).message ?? e) }, 'pod gc failed'));
+    await runEvery(
+      signal,
+      this.o.periodMs,
+      () => this.gc(Date.now()),
+      (e) => log.warn({ err: String((e as Error).message ?? e) }, 'pod gc failed'),
+    );
   }
 
   async gc(now: number): Promise<void> {
@@ -89,10 +96,18 @@ export class PodGCController implements Controller {
   /** Failed, with the DisruptionTarget condition saying why, before the pod goes. */
   private async markFailed(p: Pod): Promise<void> {
     const conditions = (p.status?.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget');
-    conditions.push({ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByPodGC', message: 'PodGC: node no longer exists', lastTransitionTime: rfc3339() });
+    conditions.push({
+      type: 'DisruptionTarget',
+      status: 'True',
+      reason: 'DeletionByPodGC',
+      message: 'PodGC: node no longer exists',
+      lastTransitionTime: rfc3339(),
+    });
     const patch = { status: { ...(terminated(p) ? {} : { phase: 'Failed' }), conditions } };
     try {
-      await this.ctx.client.patch(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/status`, patch, 'application/merge-patch+json', { fieldManager: 'PodGC' });
+      await this.ctx.client.patch(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}/status`, patch, 'application/merge-patch+json', {
+        fieldManager: 'PodGC',
+      });
     } catch (e) {
       if (!isNotFound(e) && !isConflict(e)) throw e;
     }
@@ -100,7 +115,12 @@ export class PodGCController implements Controller {
 
   private async forceDelete(p: Pod, orphan: boolean): Promise<void> {
     try {
-      await this.ctx.client.delete(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`, { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: p.metadata.uid } });
+      await this.ctx.client.delete(`/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`, {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        gracePeriodSeconds: 0,
+        preconditions: { uid: p.metadata.uid },
+      });
       this.ctx.log.info({ controller: this.name, pod: key(p), orphan }, 'deleted pod');
     } catch (e) {
       if (!isNotFound(e) && !isConflict(e)) throw e;

@@ -152,7 +152,16 @@ export class ReplicaSetController extends QueueController {
   private async adopt(pod: Pod, rs: ReplicaSet): Promise<boolean> {
     const patch = {
       metadata: {
-        ownerReferences: [{ apiVersion: this.owner.apiVersion, kind: this.owner.kind, name: rs.metadata.name, uid: rs.metadata.uid, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          {
+            apiVersion: this.owner.apiVersion,
+            kind: this.owner.kind,
+            name: rs.metadata.name,
+            uid: rs.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
         uid: pod.metadata.uid,
       },
     };

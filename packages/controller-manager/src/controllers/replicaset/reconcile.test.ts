@@ -87,7 +87,10 @@ test('deletes the surplus, unscheduled then pending then not ready then the newe
   assert.deepEqual(names(5), []);
   // Among equals, the pod that restarted more goes first.
   const restarts = [pod('calm', { node: 'n1' }), pod('flappy', { node: 'n1', restarts: 4 })];
-  assert.deepEqual(plan(rs(1), restarts).delete.map((x) => x.metadata.name), ['flappy']);
+  assert.deepEqual(
+    plan(rs(1), restarts).delete.map((x) => x.metadata.name),
+    ['flappy'],
+  );
 });
 
 test('nothing is created or deleted while expectations are pending or the ReplicaSet is deleting', () => {
@@ -115,7 +118,10 @@ test('claiming keeps, adopts and releases pods; a deleting ReplicaSet only keeps
       ['orphan', 'adopt'],
     ],
   );
-  assert.deepEqual(claimPods(rs(3, { deleting: true }), pods).map((c) => [c.pod.metadata.name, c.action]), [['mine', 'own']]);
+  assert.deepEqual(
+    claimPods(rs(3, { deleting: true }), pods).map((c) => [c.pod.metadata.name, c.action]),
+    [['mine', 'own']],
+  );
 });
 
 test('status: written only when it changed; a failure to create sets ReplicaFailure and keeps its transition time', () => {
@@ -124,7 +130,9 @@ test('status: written only when it changed; a failure to create sets ReplicaFail
   assert.deepEqual(fresh.status, { replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 1, availableReplicas: 1, observedGeneration: 2 });
   assert.equal(plan(rs(2, { status: fresh.status! }), owned).status, undefined, 'an unchanged status is not written');
   const failed = replicaSetStatus(rs(3), owned, NOW, new Error('quota exceeded'));
-  assert.deepEqual(failed.conditions, [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'quota exceeded', lastTransitionTime: iso(NOW) }]);
+  assert.deepEqual(failed.conditions, [
+    { type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'quota exceeded', lastTransitionTime: iso(NOW) },
+  ]);
   const again = replicaSetStatus(rs(3, { status: failed }), owned, NOW + 60_000, new Error('quota exceeded'));
   assert.equal(again.conditions?.[0]?.lastTransitionTime, iso(NOW));
   assert.equal(replicaSetStatus(rs(3, { status: failed }), owned, NOW).conditions, undefined, 'success clears it');

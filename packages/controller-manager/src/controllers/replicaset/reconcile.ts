@@ -54,7 +54,9 @@ export function podFromTemplate(rs: ReplicaSet, owner: OwnerKind): Pod {
       ...(meta.labels ? { labels: { ...meta.labels } } : {}),
       ...(meta.annotations ? { annotations: { ...meta.annotations } } : {}),
       ...(meta.finalizers ? { finalizers: [...meta.finalizers] } : {}),
-      ownerReferences: [{ apiVersion: owner.apiVersion, kind: owner.kind, name: rs.metadata.name!, uid: rs.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: owner.apiVersion, kind: owner.kind, name: rs.metadata.name!, uid: rs.metadata.uid!, controller: true, blockOwnerDeletion: true },
+      ],
     },
     spec: structuredClone(tpl.spec ?? {}),
   };
@@ -140,7 +142,13 @@ export function replicaSetStatus(rs: ReplicaSet, owned: readonly Pod[], now: num
   const conditions = (old?.conditions ?? []).filter((c) => c.type !== 'ReplicaFailure');
   if (manageError) {
     const prev = (old?.conditions ?? []).find((c) => c.type === 'ReplicaFailure');
-    conditions.push({ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: String((manageError as Error).message ?? manageError), lastTransitionTime: prev?.lastTransitionTime ?? rfc3339(new Date(now)) });
+    conditions.push({
+      type: 'ReplicaFailure',
+      status: 'True',
+      reason: 'FailedCreate',
+      message: String((manageError as Error).message ?? manageError),
+      lastTransitionTime: prev?.lastTransitionTime ?? rfc3339(new Date(now)),
+    });
   }
   const status: appsv1.ReplicaSetStatus = {
     replicas: active.length,

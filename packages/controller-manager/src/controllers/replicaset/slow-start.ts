@@ -3,7 +3,11 @@
  * batches of 1, 2, 4, ... concurrent calls; stop after the first batch with a
  * failure. Returns how many calls succeeded and how many were never made.
  */
-export async function slowStartBatch(count: number, initial: number, fn: () => Promise<void>): Promise<{ succeeded: number; skipped: number; batches: number[] }> {
+export async function slowStartBatch(
+  count: number,
+  initial: number,
+  fn: () => Promise<void>,
+): Promise<{ succeeded: number; skipped: number; batches: number[] }> {
   let remaining = count;
   let succeeded = 0;
   const batches: number[] = [];

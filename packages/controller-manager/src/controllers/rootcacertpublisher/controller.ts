@@ -30,9 +30,24 @@ export class RootCACertPublisher extends QueueController {
     if (!namespace || namespace.metadata.deletionTimestamp) return;
     const cur = this.configmaps.store.get(`${ns}/${ROOT_CA_CONFIGMAP}`) as { data?: Record<string, string> } | undefined;
     if (cur?.data?.['ca.crt'] === ca) return;
-    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, annotations: { 'kubernetes.io/description': 'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.' } }, data: { 'ca.crt': ca } };
+    const body = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: ROOT_CA_CONFIGMAP,
+        annotations: {
+          'kubernetes.io/description':
+            'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.',
+        },
+      },
+      data: { 'ca.crt': ca },
+    };
     try {
-      if (cur) await this.ctx.client.put(`/api/v1/namespaces/${ns}/configmaps/${ROOT_CA_CONFIGMAP}`, { ...body, metadata: { ...body.metadata, resourceVersion: (cur as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion } });
+      if (cur)
+        await this.ctx.client.put(`/api/v1/namespaces/${ns}/configmaps/${ROOT_CA_CONFIGMAP}`, {
+          ...body,
+          metadata: { ...body.metadata, resourceVersion: (cur as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion },
+        });
       else await this.ctx.client.post(`/api/v1/namespaces/${ns}/configmaps`, body);
     } catch (e) {
       if (!isAlreadyExists(e) && !isNotFound(e)) throw e;

@@ -64,7 +64,8 @@ export class StatefulSetController extends QueueController {
     const ns = set.metadata.namespace!;
     const name = set.metadata.name!;
     const base = `/api/v1/namespaces/${ns}/pods`;
-    const event = (reason: string, message: string) => void this.ctx.recorder('statefulset-controller').event({ ...set, kind: 'StatefulSet', apiVersion: 'apps/v1' }, 'Normal', reason, message);
+    const event = (reason: string, message: string) =>
+      void this.ctx.recorder('statefulset-controller').event({ ...set, kind: 'StatefulSet', apiVersion: 'apps/v1' }, 'Normal', reason, message);
     if (action.type === 'delete') {
       const p = action.pod;
       await this.ctx.client.delete(`${base}/${p.metadata.name}`, { preconditions: { uid: p.metadata.uid } }).then(

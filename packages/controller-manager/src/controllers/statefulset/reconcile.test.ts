@@ -30,9 +30,15 @@ const set = (o: SetOpts = {}): StatefulSet => ({
     selector: { matchLabels: { app: 'db' } },
     template: template(o.image ?? 'v1'),
     ...(o.parallel ? { podManagementPolicy: 'Parallel' } : {}),
-    ...(o.onDelete ? { updateStrategy: { type: 'OnDelete' } } : o.partition ? { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: o.partition } } } : {}),
+    ...(o.onDelete
+      ? { updateStrategy: { type: 'OnDelete' } }
+      : o.partition
+        ? { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: o.partition } } }
+        : {}),
     ...(o.start ? { ordinals: { start: o.start } } : {}),
-    ...(o.claims ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] } : {}),
+    ...(o.claims
+      ? { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] }
+      : {}),
   },
   ...(o.status ? { status: o.status } : {}),
 });
@@ -102,7 +108,14 @@ test('volumeClaimTemplates give each pod its own claim, mounted under the templa
   const p = run(set({ claims: true }), []);
   const a = p.actions[0]!;
   if (a.type !== 'create') return assert.fail('expected a create');
-  assert.deepEqual(a.claims, [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-db-0', labels: { app: 'db' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }]);
+  assert.deepEqual(a.claims, [
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data-db-0', labels: { app: 'db' } },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    },
+  ]);
   assert.deepEqual(a.pod.spec?.volumes, [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-0' } }]);
 });
 
@@ -127,13 +140,39 @@ test('RollingUpdate replaces pods from the highest ordinal down, one at a time, 
 
 test('status: the update revision becomes current once every pod runs it and is ready; unused revisions are pruned', () => {
   const revisions = [revision('v0', 1), revision('v1', 2), revision('v2', 3)];
-  const mid = run(set({ image: 'v2', status: { replicas: 3, currentRevision: REV('v1') } }), [pod(0), pod(1, { rev: REV('v2') }), pod(2, { rev: REV('v2') })], revisions);
-  assert.deepEqual(mid.status, { observedGeneration: 1, replicas: 3, readyReplicas: 3, currentReplicas: 1, updatedReplicas: 2, currentRevision: REV('v1'), updateRevision: REV('v2'), collisionCount: 0, availableReplicas: 3 });
+  const mid = run(
+    set({ image: 'v2', status: { replicas: 3, currentRevision: REV('v1') } }),
+    [pod(0), pod(1, { rev: REV('v2') }), pod(2, { rev: REV('v2') })],
+    revisions,
+  );
+  assert.deepEqual(mid.status, {
+    observedGeneration: 1,
+    replicas: 3,
+    readyReplicas: 3,
+    currentReplicas: 1,
+    updatedReplicas: 2,
+    currentRevision: REV('v1'),
+    updateRevision: REV('v2'),
+    collisionCount: 0,
+    availableReplicas: 3,
+  });
   const done = run(set({ image: 'v2', status: mid.status! }), [pod(0, { rev: REV('v2') }), pod(1, { rev: REV('v2') }), pod(2, { rev: REV('v2') })], revisions);
   assert.equal(done.status?.currentRevision, REV('v2'));
   assert.equal(done.status?.currentReplicas, 3);
-  assert.equal(run(set({ image: 'v2', status: done.status! }), [pod(0, { rev: REV('v2') }), pod(1, { rev: REV('v2') }), pod(2, { rev: REV('v2') })], revisions).status, undefined, 'unchanged');
+  assert.equal(
+    run(set({ image: 'v2', status: done.status! }), [pod(0, { rev: REV('v2') }), pod(1, { rev: REV('v2') }), pod(2, { rev: REV('v2') })], revisions).status,
+    undefined,
+    'unchanged',
+  );
   assert.deepEqual(mid.pruneRevisions, [], 'within the default limit');
-  const limited = reconcileStatefulSet({ set: { ...set({ image: 'v2' }), spec: { ...set({ image: 'v2' }).spec!, revisionHistoryLimit: 0 } }, pods: [pod(0, { rev: REV('v2') })], revisions, now: NOW });
-  assert.deepEqual(limited.pruneRevisions.map((r) => r.metadata.name), [REV('v0'), REV('v1')]);
+  const limited = reconcileStatefulSet({
+    set: { ...set({ image: 'v2' }), spec: { ...set({ image: 'v2' }).spec!, revisionHistoryLimit: 0 } },
+    pods: [pod(0, { rev: REV('v2') })],
+    revisions,
+    now: NOW,
+  });
+  assert.deepEqual(
+    limited.pruneRevisions.map((r) => r.metadata.name),
+    [REV('v0'), REV('v1')],
+  );
 });

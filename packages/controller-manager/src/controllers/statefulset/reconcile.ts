@@ -36,8 +36,7 @@ export interface StatefulSetInput {
 
 export type StatefulSetAction =
   /** Create the claims (kept if they exist), then the pod. */
-  | { type: 'create'; ordinal: number; pod: Pod; claims: PersistentVolumeClaim[] }
-  | { type: 'delete'; pod: Pod };
+  { type: 'create'; ordinal: number; pod: Pod; claims: PersistentVolumeClaim[] } | { type: 'delete'; pod: Pod };
 
 export interface StatefulSetPlan {
   /** The revision of the current template (`<set>-<hash>`), which the controller makes sure exists. */
@@ -85,7 +84,12 @@ export function reconcileStatefulSet(input: StatefulSetInput): StatefulSetPlan {
     const claims: PersistentVolumeClaim[] = [];
     for (const claim of spec?.volumeClaimTemplates ?? []) {
       const claimName = `${claim.metadata?.name}-${podName}`;
-      claims.push({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claimName, labels: { ...(tpl.metadata?.labels ?? {}) } }, spec: claim.spec ?? {} });
+      claims.push({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: claimName, labels: { ...(tpl.metadata?.labels ?? {}) } },
+        spec: claim.spec ?? {},
+      });
       const volume = { name: claim.metadata!.name!, persistentVolumeClaim: { claimName } };
       podSpec.volumes = [...(podSpec.volumes ?? []).filter((v) => v.name !== claim.metadata?.name), volume];
     }

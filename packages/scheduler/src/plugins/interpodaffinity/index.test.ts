@@ -5,7 +5,11 @@ import type { CycleState, NodeInfo, PodInfo } from '../../framework/types.js';
 import { ERR_AFFINITY, ERR_ANTI_AFFINITY, ERR_EXISTING_ANTI_AFFINITY, InterPodAffinity } from './index.js';
 
 const zone = (z: string) => ({ 'topology.kubernetes.io/zone': z });
-const term = (labels: Record<string, string>, topologyKey = 'topology.kubernetes.io/zone', extra: object = {}) => ({ labelSelector: { matchLabels: labels }, topologyKey, ...extra });
+const term = (labels: Record<string, string>, topologyKey = 'topology.kubernetes.io/zone', extra: object = {}) => ({
+  labelSelector: { matchLabels: labels },
+  topologyKey,
+  ...extra,
+});
 
 function filterAll(pod: PodInfo, nodes: NodeInfo[]): (string | null)[] {
   const p = new InterPodAffinity();
@@ -25,16 +29,35 @@ function scoreAll(pod: PodInfo, nodes: NodeInfo[]): number[] {
 
 test('required affinity: only domains holding a matching pod; the first of a group may go anywhere with the key', () => {
   const db = makePod('db', { labels: { app: 'db' }, node: 'a1' });
-  const nodes = [nodeInfo(makeNode('a1', { labels: zone('a') }), [db]), nodeInfo(makeNode('a2', { labels: zone('a') })), nodeInfo(makeNode('b1', { labels: zone('b') })), nodeInfo(makeNode('nolabel'))];
-  const web = podInfo('web', { labels: { app: 'web' }, spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'db' })] } } } });
+  const nodes = [
+    nodeInfo(makeNode('a1', { labels: zone('a') }), [db]),
+    nodeInfo(makeNode('a2', { labels: zone('a') })),
+    nodeInfo(makeNode('b1', { labels: zone('b') })),
+    nodeInfo(makeNode('nolabel')),
+  ];
+  const web = podInfo('web', {
+    labels: { app: 'web' },
+    spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'db' })] } } },
+  });
   assert.deepEqual(filterAll(web, nodes), [null, null, ERR_AFFINITY, ERR_AFFINITY]);
   // Affinity to its own kind with none placed yet: any node that has the key.
-  const first = podInfo('c1', { labels: { app: 'cache' }, spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'cache' })] } } } });
+  const first = podInfo('c1', {
+    labels: { app: 'cache' },
+    spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'cache' })] } } },
+  });
   assert.deepEqual(filterAll(first, nodes), [null, null, null, ERR_AFFINITY]);
   // Another namespace's pod does not count unless the term names it.
-  const other = podInfo('web2', { namespace: 'other', labels: { app: 'web' }, spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'db' })] } } } });
+  const other = podInfo('web2', {
+    namespace: 'other',
+    labels: { app: 'web' },
+    spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'db' })] } } },
+  });
   assert.deepEqual(filterAll(other, nodes), [ERR_AFFINITY, ERR_AFFINITY, ERR_AFFINITY, ERR_AFFINITY]);
-  const all = podInfo('web3', { namespace: 'other', labels: { app: 'web' }, spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'db' }, undefined, { namespaceSelector: {} })] } } } });
+  const all = podInfo('web3', {
+    namespace: 'other',
+    labels: { app: 'web' },
+    spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ app: 'db' }, undefined, { namespaceSelector: {} })] } } },
+  });
   assert.deepEqual(filterAll(all, nodes), [null, null, ERR_AFFINITY, ERR_AFFINITY]);
 });
 
@@ -48,10 +71,14 @@ test("required anti-affinity: one per hostname; placed pods' anti-affinity keeps
   assert.deepEqual(filterAll(podInfo('other', { labels: { app: 'db' } }), nodes), [null, null]);
 });
 
-test('preferred terms score: towards matching pods, away from anti-affinity matches; placed pods\' preferences count', () => {
+test("preferred terms score: towards matching pods, away from anti-affinity matches; placed pods' preferences count", () => {
   const cache = makePod('cache', { labels: { app: 'cache' }, node: 'a1' });
   const noisy = makePod('noisy', { labels: { app: 'noisy' }, node: 'b1' });
-  const nodes = [nodeInfo(makeNode('a1', { labels: zone('a') }), [cache]), nodeInfo(makeNode('b1', { labels: zone('b') }), [noisy]), nodeInfo(makeNode('c1', { labels: zone('c') }))];
+  const nodes = [
+    nodeInfo(makeNode('a1', { labels: zone('a') }), [cache]),
+    nodeInfo(makeNode('b1', { labels: zone('b') }), [noisy]),
+    nodeInfo(makeNode('c1', { labels: zone('c') })),
+  ];
   const pod = podInfo('app', {
     labels: { app: 'app' },
     spec: {
@@ -63,7 +90,11 @@ test('preferred terms score: towards matching pods, away from anti-affinity matc
   });
   assert.deepEqual(scoreAll(pod, nodes), [100, 0, 33]);
   // A placed pod that prefers the incoming pod near it pulls it over.
-  const fan = makePod('fan', { labels: { app: 'fan' }, node: 'c1', spec: { affinity: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: term({ app: 'plain' }) }] } } } });
+  const fan = makePod('fan', {
+    labels: { app: 'fan' },
+    node: 'c1',
+    spec: { affinity: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: term({ app: 'plain' }) }] } } },
+  });
   const nodes2 = [nodeInfo(makeNode('a1', { labels: zone('a') })), nodeInfo(makeNode('c1', { labels: zone('c') }), [fan])];
   assert.deepEqual(scoreAll(podInfo('plain', { labels: { app: 'plain' } }), nodes2), [0, 100]);
   assert.deepEqual(scoreAll(podInfo('none'), nodes2), [0, 0]);

@@ -90,7 +90,8 @@ function parseTerms(pod: Pod, kind: 'podAffinity' | 'podAntiAffinity', which: 'r
     const labels = pod.metadata.labels ?? {};
     // matchLabelKeys / mismatchLabelKeys: the pod's own values join the selector.
     for (const k of term.matchLabelKeys ?? []) if (labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'In', values: [labels[k]] });
-    for (const k of term.mismatchLabelKeys ?? []) if (labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'NotIn', values: [labels[k]] });
+    for (const k of term.mismatchLabelKeys ?? [])
+      if (labels[k] !== undefined) (ls.matchExpressions ??= []).push({ key: k, operator: 'NotIn', values: [labels[k]] });
     let selector: LabelSelector;
     try {
       if (!term.labelSelector) continue; // a nil selector matches nothing
@@ -136,7 +137,15 @@ export class InterPodAffinity implements PreFilterPlugin, FilterPlugin, PreScore
     const anti = termsOf(pod.pod, 'podAntiAffinity', 'required');
     // The common case costs one pass over the nodes' counts: no terms here, none placed.
     if (!affinity.length && !anti.length && !nodes.some((n) => n.podsWithAffinity.size > 0)) return null;
-    const s: FilterState = { existingAnti: new Map(), affinity, affinityCounts: affinity.map(() => new Map()), anyAffinityMatch: false, selfMatch: affinity.every((t) => matches(t, pod.pod)), anti, antiCounts: anti.map(() => new Map()) };
+    const s: FilterState = {
+      existingAnti: new Map(),
+      affinity,
+      affinityCounts: affinity.map(() => new Map()),
+      anyAffinityMatch: false,
+      selfMatch: affinity.every((t) => matches(t, pod.pod)),
+      anti,
+      antiCounts: anti.map(() => new Map()),
+    };
     const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
     const own = affinity.length > 0 || anti.length > 0;
     for (const node of nodes) {
@@ -205,16 +214,21 @@ export class InterPodAffinity implements PreFilterPlugin, FilterPlugin, PreScore
       if (own) {
         for (const e of node.pods.values()) {
           if (e.key === pod.key) continue;
-          for (const t of pref) if (matches(t, e.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, t.weight);
-          for (const t of prefAnti) if (matches(t, e.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, -t.weight);
+          for (const t of pref)
+            if (matches(t, e.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, t.weight);
+          for (const t of prefAnti)
+            if (matches(t, e.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, -t.weight);
         }
       }
       for (const e of node.podsWithAffinity.values()) {
         if (e.key === pod.key) continue;
         // Placed pods' own terms that name the incoming pod count too.
-        for (const t of termsOf(e.pod, 'podAffinity', 'required')) if (matches(t, pod.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, HARD_POD_AFFINITY_WEIGHT);
-        for (const t of termsOf(e.pod, 'podAffinity', 'preferred')) if (matches(t, pod.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, t.weight);
-        for (const t of termsOf(e.pod, 'podAntiAffinity', 'preferred')) if (matches(t, pod.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, -t.weight);
+        for (const t of termsOf(e.pod, 'podAffinity', 'required'))
+          if (matches(t, pod.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, HARD_POD_AFFINITY_WEIGHT);
+        for (const t of termsOf(e.pod, 'podAffinity', 'preferred'))
+          if (matches(t, pod.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, t.weight);
+        for (const t of termsOf(e.pod, 'podAntiAffinity', 'preferred'))
+          if (matches(t, pod.pod) && labelOf(node, t.topologyKey) !== undefined) add(t.topologyKey, labelOf(node, t.topologyKey)!, -t.weight);
       }
     }
     if (scores.size) state.set(SCORE_KEY, scores);

@@ -10,7 +10,18 @@ test('nodeSelector and required affinity filter; preferred terms score, normaliz
   const bySelector = podInfo('a', { spec: { nodeSelector: { disk: 'ssd' } } });
   assert.equal(p.filter(null, bySelector, ssd), null);
   assert.deepEqual(p.filter(null, bySelector, hdd)?.reasons, [ERR_REASON]);
-  const preferring = podInfo('b', { spec: { affinity: { nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 40, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] } }, { weight: 10, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } }] } } } });
+  const preferring = podInfo('b', {
+    spec: {
+      affinity: {
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 40, preference: { matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] } },
+            { weight: 10, preference: { matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] } },
+          ],
+        },
+      },
+    },
+  });
   const scores = [p.score(null, preferring, ssd), p.score(null, preferring, hdd)];
   assert.deepEqual(scores, [50, 10]);
   p.normalize(null, preferring, scores);

@@ -5,7 +5,11 @@ import { PodInfo } from '../../framework/types.js';
 import { ERR_REASON, NodePorts } from './index.js';
 
 const withPort = (name: string, port: number, hostIP?: string, protocol?: string) =>
-  makePod(name, { spec: { containers: [{ name: 'c', image: 'x', ports: [{ containerPort: 80, hostPort: port, ...(hostIP ? { hostIP } : {}), ...(protocol ? { protocol } : {}) }] }] } });
+  makePod(name, {
+    spec: {
+      containers: [{ name: 'c', image: 'x', ports: [{ containerPort: 80, hostPort: port, ...(hostIP ? { hostIP } : {}), ...(protocol ? { protocol } : {}) }] }],
+    },
+  });
 
 test('host ports conflict by protocol and address, 0.0.0.0 with everything', () => {
   const p = new NodePorts();

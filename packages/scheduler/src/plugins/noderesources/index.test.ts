@@ -27,7 +27,7 @@ test('Fit scores LeastAllocated by default and MostAllocated when configured', (
   assert.equal(most.score(null, pod, empty), 25);
   assert.equal(most.score(null, pod, half), 75);
   // A pod with no requests still counts 100m / 200Mi for scoring.
-  assert.equal(least.score(null, podInfo('z'), empty), Math.floor(((4000 - 100) * 100 / 4000 + (8 * 1024 - 200) * 100 / (8 * 1024)) / 2) );
+  assert.equal(least.score(null, podInfo('z'), empty), Math.floor((((4000 - 100) * 100) / 4000 + ((8 * 1024 - 200) * 100) / (8 * 1024)) / 2));
 });
 
 test('BalancedAllocation prefers nodes whose cpu and memory fractions stay even', () => {

@@ -10,5 +10,8 @@ test('a cordoned node refuses pods unless they tolerate the unschedulable taint'
   const st = p.filter(null, podInfo('a'), cordoned);
   assert.equal(st?.code, 'UnschedulableAndUnresolvable');
   assert.deepEqual(st?.reasons, ['node(s) were unschedulable']);
-  assert.equal(p.filter(null, podInfo('a', { spec: { tolerations: [{ key: TAINT_UNSCHEDULABLE, operator: 'Exists', effect: 'NoSchedule' }] } }), cordoned), null);
+  assert.equal(
+    p.filter(null, podInfo('a', { spec: { tolerations: [{ key: TAINT_UNSCHEDULABLE, operator: 'Exists', effect: 'NoSchedule' }] } }), cordoned),
+    null,
+  );
 });

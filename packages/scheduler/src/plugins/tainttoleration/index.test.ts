@@ -9,8 +9,18 @@ test('untolerated NoSchedule taints filter with the taint in the reason; PreferN
   const st = p.filter(null, podInfo('a'), tainted);
   assert.equal(st?.code, 'UnschedulableAndUnresolvable');
   assert.deepEqual(st?.reasons, ['node(s) had untolerated taint {dedicated: gpu}']);
-  assert.equal(p.filter(null, podInfo('a', { spec: { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] } }), tainted), null);
-  const soft = nodeInfo(makeNode('n2', { taints: [{ key: 'a', effect: 'PreferNoSchedule' }, { key: 'b', effect: 'PreferNoSchedule' }] }));
+  assert.equal(
+    p.filter(null, podInfo('a', { spec: { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] } }), tainted),
+    null,
+  );
+  const soft = nodeInfo(
+    makeNode('n2', {
+      taints: [
+        { key: 'a', effect: 'PreferNoSchedule' },
+        { key: 'b', effect: 'PreferNoSchedule' },
+      ],
+    }),
+  );
   const clean = nodeInfo(makeNode('n3'));
   assert.equal(p.filter(null, podInfo('a'), soft), null);
   const pod = podInfo('a', { spec: { tolerations: [{ key: 'a', operator: 'Exists', effect: 'PreferNoSchedule' }] } });
