@@ -36,11 +36,11 @@ if (!filter.length && !process.env.SKIP_TYPECHECK) {
     console.log('# typecheck failed');
     process.exit(tsc.status ?? 1);
   }
-  // Lint (biome.json's rules); a warning fails too.
-  console.log('# lint: biome lint');
-  const lint = spawnSync(join(root, 'node_modules/.bin/biome'), ['lint', '--error-on-warnings', '.'], { cwd: root, stdio: 'inherit' });
+  // Format and lint (biome.json); a lint warning fails too.
+  console.log('# format and lint: biome ci');
+  const lint = spawnSync(join(root, 'node_modules/.bin/biome'), ['ci', '--error-on-warnings', '.'], { cwd: root, stdio: 'inherit' });
   if (lint.status !== 0) {
-    console.log('# lint failed: `npx biome lint --write .` fixes what it can');
+    console.log('# format or lint failed: `npx biome check --write .` formats and fixes what it can');
     process.exit(lint.status ?? 1);
   }
 }
