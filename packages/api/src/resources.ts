@@ -120,6 +120,12 @@ export const resources: readonly ResourceDef[] = [
   def('', 'v1', 'Event', 'events', true, core.Event, { shortNames: ['ev'] }),
   def('', 'v1', 'LimitRange', 'limitranges', true, core.LimitRange, { shortNames: ['limits'] }),
   def('', 'v1', 'ResourceQuota', 'resourcequotas', true, core.ResourceQuota, { shortNames: ['quota'], subresources: status }),
+  def('', 'v1', 'ReplicationController', 'replicationcontrollers', true, core.ReplicationController, {
+    shortNames: ['rc'],
+    categories: ALL,
+    subresources: { ...scale, ...status },
+  }),
+  def('', 'v1', 'ComponentStatus', 'componentstatuses', false, core.ComponentStatus, { shortNames: ['cs'], verbs: ['get', 'list'], virtual: true }),
   def('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true, core.PersistentVolumeClaim, { shortNames: ['pvc'], subresources: status }),
 
   // apps/v1

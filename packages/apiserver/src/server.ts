@@ -40,6 +40,7 @@ import { systemRoutes } from './http/routes/system.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { openapiRoutes } from './http/routes/openapi.js';
 import { apiRoutes } from './http/routes/group-version.js';
+import { DEFAULT_COMPONENT_PROBES, componentProbes, type ComponentProbe } from './registry/core/componentstatuses.js';
 
 export interface ApiServerOptions {
   etcdServers: string[];
@@ -76,6 +77,8 @@ export interface ApiServerOptions {
    * serving certificates against `ca` when given. Plain HTTP without it.
    */
   kubeletClient?: { cert: string; key: string; ca?: string };
+  /** Health URLs ComponentStatus probes (default: the scheduler's and controller-manager's default ports on loopback). */
+  componentProbes?: ComponentProbe[];
 }
 
 const notFoundAsUndefined = (e: unknown): undefined => {
@@ -264,6 +267,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
         minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
         ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}),
+        componentProbes: componentProbes(opts.componentProbes ?? DEFAULT_COMPONENT_PROBES, opts.etcdServers),
       },
     },
   });

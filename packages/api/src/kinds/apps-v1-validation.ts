@@ -190,6 +190,37 @@ export function validateReplicaSetSpec(spec: unknown, p = 'spec'): FieldError[] 
   return errs;
 }
 
+/**
+ * ValidateReplicationControllerSpec (core/v1, the ReplicaSet's predecessor): an
+ * equality selector that may not be empty, and a template that must be present
+ * and match it; otherwise the ReplicaSet's template rules.
+ */
+export function validateReplicationControllerSpec(spec: unknown, p = 'spec'): FieldError[] {
+  const s = objOf(spec) ?? {};
+  const sel = (objOf(s.selector) ?? {}) as Record<string, string>;
+  const errs = [
+    ...nonNegative(s.minReadySeconds, `${p}.minReadySeconds`),
+    ...(Object.keys(sel).length ? [] : [field.required(`${p}.selector`, '')]),
+    ...nonNegative(s.replicas, `${p}.replicas`),
+  ];
+  if (!objOf(s.template)) errs.push(field.required(`${p}.template`, ''));
+  else errs.push(...validateTemplateForReplicaSet(s.template, selectorFromLabelSelector({ matchLabels: sel }), `${p}.template`));
+  return errs;
+}
+
+/** SetDefaults_ReplicationController: selector and object labels from the template's labels, 1 replica. */
+export function defaultReplicationController(obj: { metadata?: { labels?: Record<string, string> }; spec?: unknown }): void {
+  const s = (obj.spec = objOf(obj.spec) ?? {}) as Obj;
+  const labels = templateLabels(s.template);
+  if (labels) {
+    if (!Object.keys(objOf(s.selector) ?? {}).length) s.selector = { ...labels };
+    obj.metadata ??= {};
+    if (!Object.keys(obj.metadata.labels ?? {}).length) obj.metadata.labels = { ...labels };
+  }
+  if (!present(s.replicas)) s.replicas = 1;
+  defaultTemplate(s);
+}
+
 // ================================================================ DaemonSet
 
 function validateDaemonSetUpdateStrategy(strategy: unknown, p: string): FieldError[] {

@@ -39,6 +39,7 @@ export {
   PodStatus,
   PodTemplateSpec,
 } from './core-v1-pod.js';
+export * from './core-v1-controllers.js';
 
 export const Pod = kindOf(C + 'Pod', 'Pod is a collection of containers that can run on a host.', { spec: PodSpec, status: PodStatus });
 export const PodTemplate = kindOf(C + 'PodTemplate', 'PodTemplate describes a template for creating copies of a predefined pod.', {

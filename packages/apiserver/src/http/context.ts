@@ -23,6 +23,7 @@ import {
   type ParsedBody,
 } from './codec.js';
 import type { Store } from '../registry/store.js';
+import type { ComponentProbe } from '../registry/core/componentstatuses.js';
 import type { EtcdStorage } from '../storage/etcd.js';
 import type { Authenticator, Authorizer, RbacAuthorizer, ServiceAccountTokens } from '../auth/index.js';
 
@@ -39,6 +40,8 @@ export interface HandlerContext {
     bookmarkIntervalMs: number;
     minRequestTimeoutSeconds: number;
     kubeletClient?: { cert: string; key: string; ca?: string };
+    /** What ComponentStatus reads probe (the components' health URLs and etcd's). */
+    componentProbes: readonly ComponentProbe[];
     /** Called when a request was upgraded and handed over (no response hooks run for it). */
     upgraded?: (req: FastifyRequest) => void;
   };

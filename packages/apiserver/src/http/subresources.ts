@@ -11,13 +11,15 @@ import { selfSubjectReview, tokenReview } from '../registry/authentication/revie
 import { createTokenRequest } from '../registry/authentication/tokenrequest.js';
 import { selfSubjectRulesReview, subjectAccessReview } from '../registry/authorization/reviews.js';
 import { bindPod } from '../registry/core/binding.js';
+import { getComponentStatus, listComponentStatuses } from '../registry/core/componentstatuses.js';
 import type { Store } from '../registry/store.js';
 import { PATCH_TYPES, checkObjectBody, fieldValidationOf, mediaType, parseBody } from './codec.js';
 import { checkName, checkNamespace, decodeObject, send, type HandlerContext } from './context.js';
 import { podLogs, podStream } from './kubelet-proxy.js';
-import { writeContext } from './options.js';
+import { includeObject, writeContext } from './options.js';
 import { applyPatch, patch } from './patch.js';
 import { q1, type Query } from './request-info.js';
+import { tableWanted, toTable } from './table.js';
 
 const contentTypeOf = (c: HandlerContext) => c.req.headers['content-type'] ?? 'application/json';
 
@@ -83,6 +85,7 @@ async function scale(c: HandlerContext, store: Store, ns: string | undefined) {
 /** POST of a kind that stores nothing: the bindings collection and the reviews. */
 export async function handleVirtual(c: HandlerContext) {
   const { def, info } = c;
+  if (def.resource === 'componentstatuses') return componentStatuses(c);
   if (info.verb !== 'create') throw methodNotAllowed();
   const body = parseBody(c.req.body as Buffer | undefined, contentTypeOf(c));
   if (def.resource === 'bindings') {
@@ -106,4 +109,18 @@ export async function handleVirtual(c: HandlerContext) {
     default:
       throw failure('MethodNotAllowed', `${def.resource} are not served until authentication is configured`);
   }
+}
+
+/** GET of ComponentStatuses: probed on each read, as JSON or a Table. */
+async function componentStatuses(c: HandlerContext) {
+  const { info, def } = c;
+  const probes = c.opts.componentProbes;
+  const table = tableWanted(c.req.headers.accept);
+  if (info.verb === 'get') {
+    const cs = await getComponentStatus(probes, info.name);
+    return send(c, 200, table ? toTable(def.group, def.resource, [cs], {}, includeObject(c.req.query as Query), true, table) : cs);
+  }
+  if (info.verb !== 'list') throw methodNotAllowed();
+  const list = await listComponentStatuses(probes);
+  return send(c, 200, table ? toTable(def.group, def.resource, list.items, {}, includeObject(c.req.query as Query), true, table) : list);
 }

@@ -10,7 +10,7 @@ import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { PODGC_DEFAULTS, PodGCController } from './podgc/controller.js';
-import { ReplicaSetController } from './replicaset/controller.js';
+import { REPLICATIONCONTROLLER_FLAVOUR, ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
 import { StatefulSetController } from './statefulset/controller.js';
 import { RootCACertPublisher } from './rootcacertpublisher/controller.js';
@@ -27,6 +27,7 @@ const table: ControllerDescriptor[] = [
   { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx, ctx.nodeMonitorGracePeriodMs, ctx.nodeMonitorPeriodMs) },
   { name: 'podgc', create: (ctx) => new PodGCController(ctx, { ...PODGC_DEFAULTS, ...ctx.podGC }) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
+  { name: 'replicationcontroller', create: (ctx) => new ReplicaSetController(ctx, REPLICATIONCONTROLLER_FLAVOUR) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
   { name: 'statefulset', create: (ctx) => new StatefulSetController(ctx) },
   { name: 'root-ca-cert-publisher', create: (ctx) => new RootCACertPublisher(ctx) },

@@ -150,6 +150,20 @@ const eventObject = (e: AnyEvent) => {
 const ACCESS_MODES: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
 
 export const corePrinters: Record<string, Printer> = {
+  '/componentstatuses': printer<corev1.ComponentStatus>(
+    [
+      NAME,
+      col('Status', 'Status of the component conditions'),
+      col('Message', 'Message of the component conditions'),
+      col('Error', 'Error of the component conditions'),
+    ],
+    (c) => {
+      // printComponentStatus: the Healthy condition says it all.
+      const healthy = (c.conditions ?? []).find((x) => x.type === 'Healthy');
+      const status = healthy?.status === 'True' ? 'Healthy' : healthy ? 'Unhealthy' : 'Unknown';
+      return [c.metadata?.name, status, healthy?.message ?? '', healthy?.error ?? ''];
+    },
+  ),
   '/pods': printer<PrintedPod>(
     [
       NAME,

@@ -1,9 +1,9 @@
 /**
  * Table printers of the workload kinds, apps/v1 and batch/v1, with the columns
  * of kubernetes pkg/printers/internalversion/printers.go (printDeployment,
- * printReplicaSet, printDaemonSet, printStatefulSet, printJob, printCronJob).
+ * printReplicaSet, printReplicationController, printDaemonSet, printStatefulSet, printJob, printCronJob).
  */
-import type { appsv1, batchv1 } from '@kubeling/api';
+import type { appsv1, batchv1, corev1 } from '@kubeling/api';
 import { humanDuration } from '@kubeling/apimachinery';
 import { AGE, NAME, age, col, containersOf, images, mapSelector, names, printer, selectorString, wide, type Printer } from './columns.js';
 
@@ -27,6 +27,31 @@ function jobStatus(j: batchv1.Job): string {
 }
 
 export const workloadPrinters: Record<string, Printer> = {
+  '/replicationcontrollers': printer<corev1.ReplicationController>(
+    [
+      NAME,
+      col('Desired', 'Replicas is the number of desired replicas.', { type: 'integer' }),
+      col('Current', 'Replicas is the most recently observed number of replicas.', { type: 'integer' }),
+      col('Ready', 'The number of ready replicas for this replication controller.', { type: 'integer' }),
+      AGE,
+      wide('Containers', 'Names of each container in the template.'),
+      wide('Images', 'Images referenced by each container in the template.'),
+      wide('Selector', 'Selector is a label query over pods that should match the replica count.'),
+    ],
+    (r, now) => {
+      const cs = containersOf(r.spec?.template?.spec);
+      return [
+        r.metadata?.name,
+        r.spec?.replicas ?? 0,
+        r.status?.replicas ?? 0,
+        r.status?.readyReplicas ?? 0,
+        age(r, now),
+        names(cs),
+        images(cs),
+        mapSelector(r.spec?.selector),
+      ];
+    },
+  ),
   'apps/deployments': printer<appsv1.Deployment>(
     [
       NAME,

@@ -1,6 +1,6 @@
 /**
- * The scale subresource of Deployments, ReplicaSets and StatefulSets
- * (autoscaling/v1 Scale): read from the parent's spec and status, written to
+ * The scale subresource of Deployments, ReplicaSets, StatefulSets and
+ * ReplicationControllers (autoscaling/v1 Scale): read from the parent's spec and status, written to
  * the parent's spec.replicas in one guaranteed update.
  */
 import type { KubeObject, ResourceDef } from '@kubeling/api';
@@ -20,6 +20,8 @@ export const SCALE_SCHEMA = { type: 'object', properties: {} } as unknown as Res
 
 export function scaleOf(obj: KubeObject): Scale {
   const spec = (obj.spec ?? {}) as { replicas?: number; selector?: { matchLabels?: Record<string, string>; matchExpressions?: [] } };
+  // A ReplicationController's selector is a plain label map.
+  const selector = obj.kind === 'ReplicationController' && spec.selector ? { matchLabels: spec.selector as Record<string, string> } : spec.selector;
   const status = (obj.status ?? {}) as { replicas?: number };
   return {
     kind: 'Scale',
@@ -32,7 +34,7 @@ export function scaleOf(obj: KubeObject): Scale {
       creationTimestamp: obj.metadata.creationTimestamp,
     },
     spec: { replicas: spec.replicas ?? 1 },
-    status: { replicas: status.replicas ?? 0, selector: spec.selector ? labelSelectorToString(spec.selector) : '' },
+    status: { replicas: status.replicas ?? 0, selector: selector ? labelSelectorToString(selector) : '' },
   };
 }
 

@@ -5,6 +5,7 @@ import { podStrategy } from '../core/pods.js';
 import { namespaceStrategy } from '../core/namespaces.js';
 import { configMapStrategy, secretStrategy } from '../core/config.js';
 import { serviceStrategy } from '../core/services.js';
+import { replicationControllerStrategy } from '../core/replicationcontrollers.js';
 import { nodeStrategy } from '../core/nodes.js';
 import { eventStrategy, eventsV1Strategy } from '../core/events.js';
 import { daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from '../apps/workloads.js';
@@ -29,6 +30,7 @@ const byResource: Record<string, Strategy> = {
   '/nodes': nodeStrategy,
   '/events': eventStrategy,
   '/podtemplates': podTemplateStrategy,
+  '/replicationcontrollers': replicationControllerStrategy,
   '/resourcequotas': statusStrategy,
   '/persistentvolumeclaims': statusStrategy,
   'events.k8s.io/events': eventsV1Strategy,

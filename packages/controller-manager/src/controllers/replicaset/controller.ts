@@ -14,7 +14,9 @@
  *   written through the status subresource when it changes.
  *
  * The decisions are `reconcile.ts`'s; this class reads the listers, keeps the
- * expectations and does the I/O.
+ * expectations and does the I/O. ReplicationControllers run through the same
+ * class (as upstream's replication manager wraps the ReplicaSet controller):
+ * a `Flavour` says where the objects live and turns one into a ReplicaSet.
  */
 import { isConflict, isNotFound, jsonEqual, selectorFromLabelSelector } from '@kubeling/apimachinery';
 import { keyOf, type Informer } from '@kubeling/client';
@@ -26,15 +28,63 @@ import { Expectations } from './expectations.js';
 import { claimPods, reconcileReplicaSet, REPLICASET_KIND, replicaSetStatus, statusChanged, type OwnerKind, type ReplicaSetPlan } from './reconcile.js';
 import { slowStartBatch } from './slow-start.js';
 
+/** Which kind the controller keeps: where it is listed, its status path, and how it reads as a ReplicaSet. */
+export interface Flavour {
+  name: string;
+  /** The events' source component. */
+  component: string;
+  owner: OwnerKind;
+  /** The collection across namespaces. */
+  path: string;
+  /** The collection in a namespace (status is written below it). */
+  namespacedPath(ns: string): string;
+  asReplicaSet(obj: ReplicaSet): ReplicaSet;
+  /** The status as this kind has it (fields the kind lacks dropped). */
+  status(s: NonNullable<ReplicaSet['status']>): NonNullable<ReplicaSet['status']>;
+}
+
+export const REPLICASET_FLAVOUR: Flavour = {
+  name: 'replicaset',
+  component: 'replicaset-controller',
+  owner: REPLICASET_KIND,
+  path: '/apis/apps/v1/replicasets',
+  namespacedPath: (ns) => `/apis/apps/v1/namespaces/${ns}/replicasets`,
+  asReplicaSet: (rs) => rs,
+  status: (s) => s,
+};
+
+/** core/v1 ReplicationControllers: an equality selector, and no terminatingReplicas in status. */
+export const REPLICATIONCONTROLLER_FLAVOUR: Flavour = {
+  name: 'replicationcontroller',
+  component: 'replication-controller',
+  owner: { apiVersion: 'v1', kind: 'ReplicationController' },
+  path: '/api/v1/replicationcontrollers',
+  namespacedPath: (ns) => `/api/v1/namespaces/${ns}/replicationcontrollers`,
+  asReplicaSet: (rc) => {
+    const sel = rc.spec?.selector as Record<string, string> | undefined;
+    return { ...rc, spec: { ...rc.spec, selector: { matchLabels: { ...(sel ?? {}) } } } };
+  },
+  status: ({ terminatingReplicas: _, ...s }) => s,
+};
+
 export class ReplicaSetController extends QueueController {
-  readonly name = 'replicaset';
+  readonly name: string;
   private rsInformer!: Informer<ReplicaSet>;
   private podInformer!: Informer<Pod>;
   readonly expectations = new Expectations();
-  private readonly owner: OwnerKind = REPLICASET_KIND;
+  private readonly owner: OwnerKind;
+
+  constructor(
+    ctx: ConstructorParameters<typeof QueueController>[0],
+    private readonly flavour: Flavour = REPLICASET_FLAVOUR,
+  ) {
+    super(ctx);
+    this.name = flavour.name;
+    this.owner = flavour.owner;
+  }
 
   init(): void {
-    this.rsInformer = this.ctx.informers.informer<ReplicaSet>({ path: '/apis/apps/v1/replicasets' });
+    this.rsInformer = this.ctx.informers.informer<ReplicaSet>({ path: this.flavour.path });
     this.podInformer = this.ctx.informers.informer<Pod>({ path: '/api/v1/pods' });
     // A deleted ReplicaSet's expectations go before its key is queued.
     this.rsInformer.addEventHandler({ delete: (rs) => this.expectations.delete(keyOf(rs)) });
@@ -81,7 +131,7 @@ export class ReplicaSetController extends QueueController {
   private enqueueMatching(pod: Pod): void {
     for (const rs of this.rsInformer.store.byIndex('namespace', pod.metadata.namespace ?? '')) {
       try {
-        if (selectorFromLabelSelector(rs.spec?.selector).matches(pod.metadata.labels)) this.queue.add(keyOf(rs));
+        if (selectorFromLabelSelector(this.flavour.asReplicaSet(rs).spec?.selector).matches(pod.metadata.labels)) this.queue.add(keyOf(rs));
       } catch {
         // invalid selectors never match
       }
@@ -89,11 +139,12 @@ export class ReplicaSetController extends QueueController {
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
-    const rs = this.rsInformer.store.get(key);
-    if (!rs) {
+    const stored = this.rsInformer.store.get(key);
+    if (!stored) {
       this.expectations.delete(key);
       return;
     }
+    const rs = this.flavour.asReplicaSet(stored);
     // Claim: owned pods that still match, adopt matching orphans, release the rest.
     const owned: Pod[] = [];
     for (const { pod, action } of claimPods(rs, this.podInformer.store.byIndex('namespace', rs.metadata.namespace!))) {
@@ -108,15 +159,16 @@ export class ReplicaSetController extends QueueController {
     } catch (e) {
       manageError = e;
     }
-    const status = manageError ? replicaSetStatus(rs, owned, Date.now(), manageError) : plan.status;
-    if (status && statusChanged(status, rs)) await this.writeStatus(rs, status);
+    const computed = manageError ? replicaSetStatus(rs, owned, Date.now(), manageError) : plan.status;
+    const status = computed && this.flavour.status(computed);
+    if (status && statusChanged(status, rs)) await this.writeStatus(stored, status);
     if (manageError) throw manageError;
     if (plan.requeueAfterMs !== undefined) return { requeueAfterMs: plan.requeueAfterMs };
   }
 
   private async manageReplicas(plan: ReplicaSetPlan, rs: ReplicaSet, key: string): Promise<void> {
     const base = `/api/v1/namespaces/${rs.metadata.namespace}/pods`;
-    const events = this.ctx.recorder('replicaset-controller');
+    const events = this.ctx.recorder(this.flavour.component);
     const ref = { ...rs, kind: this.owner.kind, apiVersion: this.owner.apiVersion };
     if (plan.create > 0) {
       const count = plan.create;
@@ -185,7 +237,7 @@ export class ReplicaSetController extends QueueController {
 
   private async writeStatus(rs: ReplicaSet, status: NonNullable<ReplicaSet['status']>): Promise<void> {
     try {
-      await this.ctx.client.put(`/apis/apps/v1/namespaces/${rs.metadata.namespace}/replicasets/${rs.metadata.name}/status`, { ...rs, status });
+      await this.ctx.client.put(`${this.flavour.namespacedPath(rs.metadata.namespace!)}/${rs.metadata.name}/status`, { ...rs, status });
     } catch (e) {
       if (!isConflict(e) && !isNotFound(e)) throw e;
       this.queue.add(keyOf(rs));
