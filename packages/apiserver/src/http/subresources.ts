@@ -5,7 +5,7 @@
  * decodes, dispatches and encodes; what each one does lives in the registry.
  */
 import type { KubeObject } from '@kubeling/api';
-import { badRequest, failure, methodNotAllowed, unsupportedMediaType } from '@kubeling/apimachinery';
+import { badRequest, failure, methodNotAllowed, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
 import { SCALE_SCHEMA, scaleOf, updateScale } from '../registry/apps/scale.js';
 import { selfSubjectReview, tokenReview } from '../registry/authentication/reviews.js';
 import { createTokenRequest } from '../registry/authentication/tokenrequest.js';
@@ -87,6 +87,9 @@ export async function handleVirtual(c: HandlerContext) {
   const { def, info } = c;
   if (def.resource === 'componentstatuses') return componentStatuses(c);
   if (info.verb !== 'create') throw methodNotAllowed();
+  // Reviews and bindings have no Table conversion: asking for one is refused at negotiation, as upstream.
+  if (tableWanted(c.req.headers.accept) && !plainAccepted(c.req.headers.accept))
+    throw notAcceptable(['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
   const body = parseBody(c.req.body as Buffer | undefined, contentTypeOf(c));
   if (def.resource === 'bindings') {
     const name = (body as { metadata?: { name?: string } } | null)?.metadata?.name;
@@ -123,4 +126,13 @@ async function componentStatuses(c: HandlerContext) {
   if (info.verb !== 'list') throw methodNotAllowed();
   const list = await listComponentStatuses(probes);
   return send(c, 200, table ? toTable(def.group, def.resource, list.items, {}, includeObject(c.req.query as Query), true, table) : list);
+}
+
+/** Whether Accept also lists a plain media range (no `as=` conversion) the server serves. */
+function plainAccepted(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((part) => {
+    const [type = '', ...params] = part.split(';').map((x) => x.trim());
+    if (params.some((p) => p.startsWith('as='))) return false;
+    return ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf', 'application/*', '*/*'].includes(type);
+  });
 }

@@ -33,7 +33,8 @@ export const eventStrategy: Strategy = {
       'involvedObject.fieldPath': String(inv.fieldPath ?? ''),
       reason: String(obj.reason ?? ''),
       reportingComponent: String(obj.reportingComponent ?? ''),
-      source: String(src.component ?? ''),
+      // ToSelectableFields: an events.k8s.io Event has no source; its reporting controller stands in.
+      source: String(src.component || obj.reportingComponent || ''),
       type: String(obj.type ?? ''),
     };
   },
@@ -64,7 +65,11 @@ export const eventsV1Strategy: Strategy = {
     return eventStrategy.validate!(obj);
   },
   fields(obj) {
-    return eventStrategy.fields!(obj);
+    // events.k8s.io/v1 field labels name the v1 fields (pkg/apis/events/v1 conversion): regarding.*, reportingController.
+    const core = eventStrategy.fields!(obj);
+    const out: Record<string, string> = { reason: core.reason!, type: core.type!, reportingController: core.reportingComponent! };
+    for (const [k, v] of Object.entries(core)) if (k.startsWith('involvedObject.')) out[`regarding.${k.slice('involvedObject.'.length)}`] = v;
+    return out;
   },
   toExternal: (stored) => convert(stored, CORE_TO_V1),
   fromExternal: (obj) =>
