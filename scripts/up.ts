@@ -190,7 +190,14 @@ async function main(): Promise<void> {
       const c = start(
         name,
         process.execPath,
-        built(pkg, `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`, '--bind-address=127.0.0.1', `--secure-port=${port}`),
+        built(
+          pkg,
+          `--kubeconfig=${kubeconfigFor(kind, user, apiURLs[i], name)}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${port}`,
+          // Legacy token Secrets are signed with the ServiceAccount key and carry the cluster CA.
+          ...(kind === 'controller-manager' ? [`--service-account-private-key-file=${pki.saKey}`, `--root-ca-file=${pki.ca}`] : []),
+        ),
       );
       c.health = `http://127.0.0.1:${port}/healthz`;
       components.push(c);

@@ -19,6 +19,10 @@ export interface ControllerContext {
   nodeMonitorPeriodMs?: number;
   /** Pod GC: period, terminated-pod threshold, quarantine of missing nodes (upstream: 20 s, 12,500, 40 s). */
   podGC?: Partial<PodGCSettings>;
+  /** The ServiceAccount signing key (PEM), for legacy token Secrets. */
+  serviceAccountKeyPem?: string;
+  /** The cluster CA (PEM) token Secrets carry; the client's CA when absent. */
+  rootCAPem?: string;
 }
 
 export interface PodGCSettings {

@@ -6,11 +6,13 @@
  *   --leader-elect=true        --leader-elect-lease-duration=15s ...
  *   --bind-address=127.0.0.1   --secure-port=10257 (health and metrics)
  *   --kube-api-qps=20 --kube-api-burst=30
+ *   --service-account-private-key-file=PATH  --root-ca-file=PATH  (legacy token Secrets)
  *   --node-monitor-grace-period=50s --node-monitor-period=5s --terminated-pod-gc-threshold=12500
  *
  * The common flags, health, leader election and signals are the component
  * shell's (`runComponent`); this file adds the controller-manager's own flags.
  */
+import { readFileSync } from 'node:fs';
 import { parseDuration as duration } from '@kubeling/apimachinery';
 import { runComponent } from '@kubeling/component-helpers';
 import { ControllerManager } from './manager.js';
@@ -24,6 +26,8 @@ runComponent({
     'node-monitor-grace-period': { type: 'string', default: '50s' },
     'node-monitor-period': { type: 'string', default: '5s' },
     'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
+    'service-account-private-key-file': { type: 'string' },
+    'root-ca-file': { type: 'string' },
   },
   errorStack: true,
   create: (options, values) =>
@@ -34,5 +38,7 @@ runComponent({
       nodeMonitorGracePeriodMs: duration(values['node-monitor-grace-period']),
       nodeMonitorPeriodMs: duration(values['node-monitor-period']),
       podGC: { terminatedThreshold: Number(values['terminated-pod-gc-threshold']) },
+      ...(values['service-account-private-key-file'] ? { serviceAccountKeyPem: readFileSync(values['service-account-private-key-file'], 'utf8') } : {}),
+      ...(values['root-ca-file'] ? { rootCAPem: readFileSync(values['root-ca-file'], 'utf8') } : {}),
     }),
 });

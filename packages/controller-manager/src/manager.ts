@@ -17,6 +17,10 @@ export interface ManagerOptions extends ComponentOptions {
   nodeMonitorGracePeriodMs?: number;
   nodeMonitorPeriodMs?: number;
   podGC?: Partial<PodGCSettings>;
+  /** PEM of the ServiceAccount signing key (--service-account-private-key-file): legacy token Secrets are filled with tokens it signs. */
+  serviceAccountKeyPem?: string;
+  /** PEM of the cluster CA put in token Secrets (--root-ca-file); the client's CA when left out. */
+  rootCAPem?: string;
 }
 
 export class ControllerManager {
@@ -74,6 +78,8 @@ export class ControllerManager {
       ...(this.o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: this.o.nodeMonitorGracePeriodMs } : {}),
       ...(this.o.nodeMonitorPeriodMs ? { nodeMonitorPeriodMs: this.o.nodeMonitorPeriodMs } : {}),
       ...(this.o.podGC ? { podGC: this.o.podGC } : {}),
+      ...(this.o.serviceAccountKeyPem ? { serviceAccountKeyPem: this.o.serviceAccountKeyPem } : {}),
+      ...(this.o.rootCAPem ? { rootCAPem: this.o.rootCAPem } : {}),
     };
     this.running = selectControllers(this.o.controllers).map((d) => d.create(ctx));
     for (const c of this.running) c.init();

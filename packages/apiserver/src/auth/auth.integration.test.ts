@@ -216,7 +216,7 @@ test('ServiceAccount tokens: TokenRequest, use with RBAC, TokenReview; tampered,
     publicKeyPems: [env.pki!.saPublicPem],
     issuer: 'https://kubernetes.default.svc.cluster.local',
     audiences: ['https://kubernetes.default.svc.cluster.local'],
-    lookup: { serviceAccount: async () => undefined, pod: async () => undefined },
+    lookup: { serviceAccount: async () => undefined, pod: async () => undefined, secret: async () => undefined },
   });
   const expired = (await signer.issue(sa, { expirationSeconds: -3600 })).token;
   assert.equal((await call('GET', '/api/v1/namespaces/dev/pods', { token: expired })).status, 401);

@@ -11,6 +11,9 @@ import type { KubeObject } from '@kubeling/api';
 import type { TokenAuthenticator } from './authn.js';
 import type { UserInfo } from './types.js';
 
+/** The issuer of the legacy tokens token Secrets hold (serviceaccount.LegacyIssuer). */
+export const LEGACY_ISSUER = 'kubernetes/serviceaccount';
+
 export interface ServiceAccountTokenOptions {
   signingKeyPem?: string;
   publicKeyPems: string[];
@@ -21,6 +24,7 @@ export interface ServiceAccountTokenOptions {
   lookup: {
     serviceAccount(namespace: string, name: string): Promise<KubeObject | undefined>;
     pod(namespace: string, name: string): Promise<KubeObject | undefined>;
+    secret(namespace: string, name: string): Promise<KubeObject | undefined>;
   };
 }
 
@@ -78,13 +82,14 @@ export class ServiceAccountTokens implements TokenAuthenticator {
     let payload: JWTPayload | undefined;
     for (const key of await this.verifying) {
       try {
-        payload = (await jwtVerify(token, key, { issuer: this.o.issuer, algorithms: ['ES256'] })).payload;
+        payload = (await jwtVerify(token, key, { issuer: [this.o.issuer, LEGACY_ISSUER], algorithms: ['ES256'] })).payload;
         break;
       } catch {
         // another key, or not ours
       }
     }
     if (!payload) return undefined;
+    if (payload.iss === LEGACY_ISSUER) return this.authenticateLegacy(token, payload);
     const aud = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
     if (!aud.some((a) => audiences.includes(a))) return undefined;
     const k = payload['kubernetes.io'] as KubeClaim | undefined;
@@ -107,6 +112,31 @@ export class ServiceAccountTokens implements TokenAuthenticator {
       uid: k.serviceaccount.uid,
       groups: ['system:serviceaccounts', `system:serviceaccounts:${k.namespace}`],
       extra,
+    };
+  }
+
+  /**
+   * A legacy token (a token Secret's, issued by the controller-manager): valid
+   * while its Secret holds this very token and its ServiceAccount (same uid)
+   * exists (pkg/serviceaccount/legacy.go).
+   */
+  private async authenticateLegacy(token: string, p: JWTPayload): Promise<UserInfo | undefined> {
+    const claim = (k: string) => (typeof p[`kubernetes.io/serviceaccount/${k}`] === 'string' ? (p[`kubernetes.io/serviceaccount/${k}`] as string) : '');
+    const ns = claim('namespace');
+    const name = claim('service-account.name');
+    const uid = claim('service-account.uid');
+    const secretName = claim('secret.name');
+    if (!ns || !name || !secretName) return undefined;
+    const secret = (await this.o.lookup.secret(ns, secretName)) as (KubeObject & { data?: Record<string, string> }) | undefined;
+    if (!secret || secret.metadata.deletionTimestamp) return undefined;
+    if (Buffer.from(secret.data?.token ?? '', 'base64').toString('utf8') !== token) return undefined;
+    const sa = await this.o.lookup.serviceAccount(ns, name);
+    if (!sa || sa.metadata.deletionTimestamp || (uid && sa.metadata.uid !== uid)) return undefined;
+    return {
+      name: `system:serviceaccount:${ns}:${name}`,
+      uid: sa.metadata.uid!,
+      groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`],
+      extra: {},
     };
   }
 }

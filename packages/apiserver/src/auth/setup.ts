@@ -48,7 +48,11 @@ export function buildAuth(registry: Map<string, Store>, o: AuthOptions): Auth {
         publicKeyPems: o.serviceAccount.publicKeyPems,
         issuer: o.serviceAccount.issuer ?? DEFAULT_ISSUER,
         audiences: o.serviceAccount.audiences ?? [o.serviceAccount.issuer ?? DEFAULT_ISSUER],
-        lookup: { serviceAccount: (ns, n) => cached('/v1/serviceaccounts', ns, n), pod: (ns, n) => cached('/v1/pods', ns, n) },
+        lookup: {
+          serviceAccount: (ns, n) => cached('/v1/serviceaccounts', ns, n),
+          pod: (ns, n) => cached('/v1/pods', ns, n),
+          secret: (ns, n) => cached('/v1/secrets', ns, n),
+        },
       })
     : undefined;
   if (o.mode !== 'RBAC') return { ...(saTokens ? { saTokens } : {}), unsubscribe: [] };

@@ -12,6 +12,7 @@ import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { PODGC_DEFAULTS, PodGCController } from './podgc/controller.js';
 import { REPLICATIONCONTROLLER_FLAVOUR, ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
+import { ServiceAccountTokenController } from './serviceaccounttoken/controller.js';
 import { StatefulSetController } from './statefulset/controller.js';
 import { RootCACertPublisher } from './rootcacertpublisher/controller.js';
 
@@ -29,6 +30,7 @@ const table: ControllerDescriptor[] = [
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'replicationcontroller', create: (ctx) => new ReplicaSetController(ctx, REPLICATIONCONTROLLER_FLAVOUR) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
+  { name: 'serviceaccount-token', create: (ctx) => new ServiceAccountTokenController(ctx) },
   { name: 'statefulset', create: (ctx) => new StatefulSetController(ctx) },
   { name: 'root-ca-cert-publisher', create: (ctx) => new RootCACertPublisher(ctx) },
 ];
