@@ -162,6 +162,7 @@ async function main(): Promise<void> {
         `--tls-private-key-file=${pki.apiserverKey}`,
         `--client-ca-file=${pki.ca}`,
         '--authorization-mode=Node,RBAC',
+        '--enable-bootstrap-token-auth',
         `--service-account-signing-key-file=${pki.saKey}`,
         `--service-account-key-file=${pki.saPub}`,
         `--audit-log-path=${join(LOGS, apiCount === 1 ? 'audit.log' : `audit-${i + 1}.log`)}`,
@@ -196,7 +197,14 @@ async function main(): Promise<void> {
           '--bind-address=127.0.0.1',
           `--secure-port=${port}`,
           // Legacy token Secrets are signed with the ServiceAccount key and carry the cluster CA.
-          ...(kind === 'controller-manager' ? [`--service-account-private-key-file=${pki.saKey}`, `--root-ca-file=${pki.ca}`] : []),
+          ...(kind === 'controller-manager'
+            ? [
+                `--service-account-private-key-file=${pki.saKey}`,
+                `--root-ca-file=${pki.ca}`,
+                // The bootstrap-token controllers, off by default upstream, on as kubeadm runs them.
+                '--controllers=*,bootstrapsigner,tokencleaner',
+              ]
+            : []),
         ),
       );
       c.health = `http://127.0.0.1:${port}/healthz`;

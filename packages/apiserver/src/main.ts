@@ -6,7 +6,7 @@
  *   --bind-address=127.0.0.1  --secure-port=6443
  *   --etcd-compaction-interval=5m   --watch-cache-size=10000
  *   --tls-cert-file=PEM --tls-private-key-file=PEM   HTTPS (with --client-ca-file for x509 users)
- *   --client-ca-file=PEM  --token-auth-file=CSV
+ *   --client-ca-file=PEM  --token-auth-file=CSV  --enable-bootstrap-token-auth
  *   --service-account-signing-key-file=PEM --service-account-key-file=PEM (repeatable)
  *   --service-account-issuer=URL --api-audiences=a,b
  *   --audit-log-path=FILE|- --audit-log-level=info   (a JSON line per request, written
@@ -46,6 +46,7 @@ async function main(): Promise<void> {
       'tls-private-key-file': { type: 'string' },
       'client-ca-file': { type: 'string' },
       'token-auth-file': { type: 'string' },
+      'enable-bootstrap-token-auth': { type: 'boolean', default: false },
       'authorization-mode': { type: 'string' },
       'kubelet-client-certificate': { type: 'string' },
       'kubelet-client-key': { type: 'string' },
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
         }
       : {}),
     ...(values['token-auth-file'] ? { tokenFile: values['token-auth-file'] } : {}),
+    ...(values['enable-bootstrap-token-auth'] ? { enableBootstrapTokenAuth: true } : {}),
     ...(values['audit-log-path']
       ? {
           audit: pino(

@@ -63,6 +63,8 @@ export interface ApiServerOptions {
   tls?: { cert: string; key: string; clientCA?: string };
   /** Static bearer tokens (the --token-auth-file format). */
   tokenFile?: string;
+  /** --enable-bootstrap-token-auth. */
+  enableBootstrapTokenAuth?: boolean;
   /** ServiceAccount tokens: the signing key, the keys that verify, the issuer and API audiences. */
   serviceAccount?: { signingKeyPem: string; publicKeyPems: string[]; issuer?: string; audiences?: string[] };
   /** Audit: a JSON line per request (who, verb, what, code, latency) — never bodies. */
@@ -147,6 +149,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const { unsubscribe, ...credentials } = buildAuth(registry, {
     mode: authzMode,
     ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
+    ...(opts.enableBootstrapTokenAuth ? { bootstrapTokens: true } : {}),
     ...(opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : {}),
   });
   const { authenticator, authorizer } = credentials;

@@ -12,6 +12,7 @@
 import type { Store } from '../registry/store.js';
 import { Authenticator, StaticTokens, type TokenAuthenticator } from './authn.js';
 import { bootstrapPolicy } from './bootstrap.js';
+import { BootstrapTokens } from './bootstraptoken.js';
 import { NodeAuthorizer } from './node.js';
 import { MastersAuthorizer, RbacAuthorizer, UnionAuthorizer, type PolicyRule } from './rbac.js';
 import { ServiceAccountTokens } from './serviceaccount.js';
@@ -23,6 +24,8 @@ export interface AuthOptions {
   mode: 'AlwaysAllow' | 'RBAC';
   /** Static bearer tokens (the --token-auth-file format). */
   tokenFile?: string;
+  /** --enable-bootstrap-token-auth: Secrets of type bootstrap.kubernetes.io/token in kube-system authenticate. */
+  bootstrapTokens?: boolean;
   serviceAccount?: { signingKeyPem: string; publicKeyPems: string[]; issuer?: string; audiences?: string[] };
 }
 
@@ -65,6 +68,7 @@ export function buildAuth(registry: Map<string, Store>, o: AuthOptions): Auth {
   const nodes = new NodeAuthorizer(nodeRules);
   unsubscribe.push(registry.get('/v1/pods')!.subscribe((type, pod) => nodes.applyPod(type, pod)));
   const tokenAuth: TokenAuthenticator[] = o.tokenFile ? [StaticTokens.fromFile(o.tokenFile)] : [];
+  if (o.bootstrapTokens) tokenAuth.push(new BootstrapTokens((ns, n) => cached('/v1/secrets', ns, n)));
   if (saTokens) tokenAuth.push(saTokens);
   return {
     authenticator: new Authenticator(tokenAuth),

@@ -1,5 +1,7 @@
 /** The controllers this process can run, by name (`--controllers=*,-name`). */
 import type { ControllerDescriptor } from '../context.js';
+import { BootstrapSigner } from './bootstrap/signer.js';
+import { TokenCleaner } from './bootstrap/cleaner.js';
 import { CronJobController } from './cronjob/controller.js';
 import { DaemonSetController } from './daemonset/controller.js';
 import { DeploymentController } from './deployment/controller.js';
@@ -17,6 +19,8 @@ import { StatefulSetController } from './statefulset/controller.js';
 import { RootCACertPublisher } from './rootcacertpublisher/controller.js';
 
 const table: ControllerDescriptor[] = [
+  { name: 'bootstrapsigner', disabledByDefault: true, create: (ctx) => new BootstrapSigner(ctx) },
+  { name: 'tokencleaner', disabledByDefault: true, create: (ctx) => new TokenCleaner(ctx) },
   { name: 'cronjob', create: (ctx) => new CronJobController(ctx) },
   { name: 'daemonset', create: (ctx) => new DaemonSetController(ctx) },
   { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
