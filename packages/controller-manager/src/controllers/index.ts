@@ -7,6 +7,8 @@ import { DaemonSetController } from './daemonset/controller.js';
 import { DeploymentController } from './deployment/controller.js';
 import { EndpointsController } from './endpoints/controller.js';
 import { EndpointSliceController } from './endpointslice/controller.js';
+import { EndpointSliceMirroringController } from './endpointslicemirroring/controller.js';
+import { EphemeralVolumeController } from './ephemeralvolume/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
 import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
@@ -26,6 +28,8 @@ const table: ControllerDescriptor[] = [
   { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
   { name: 'endpoints', create: (ctx) => new EndpointsController(ctx) },
   { name: 'endpointslice', create: (ctx) => new EndpointSliceController(ctx) },
+  { name: 'endpointslicemirroring', create: (ctx) => new EndpointSliceMirroringController(ctx) },
+  { name: 'ephemeral-volume', create: (ctx) => new EphemeralVolumeController(ctx) },
   { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
   { name: 'job', create: (ctx) => new JobController(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
