@@ -207,7 +207,7 @@ async function main(): Promise<void> {
             : []),
         ),
       );
-      c.health = `http://127.0.0.1:${port}/healthz`;
+      c.health = `https://127.0.0.1:${port}/healthz`;
       components.push(c);
       writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
       await waitHealthy(c, c.health, 60_000);

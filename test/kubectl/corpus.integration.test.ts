@@ -33,13 +33,20 @@ interface Entry {
   namespaces: string[];
 }
 
-/** Served kinds that Kubernetes itself refuses: `protocol: tcp` is not a supported value (only TCP, UDP, SCTP). */
-const REFUSED_BY_KUBERNETES = ['_archived/volumes/aws_ebs/aws-ebs-web.yaml', '_archived/volumes/cinder/cinder-web.yaml'];
+/**
+ * Served kinds that Kubernetes itself refuses: `protocol: tcp` is not a supported value (only TCP, UDP, SCTP);
+ * a ReplicationController whose template has no labels gets no selector (spec.selector: Required value).
+ */
+const REFUSED_BY_KUBERNETES = [
+  '_archived/volumes/aws_ebs/aws-ebs-web.yaml',
+  '_archived/volumes/cinder/cinder-web.yaml',
+  '_archived/sysdig-cloud/sysdig-rc.yaml',
+];
 
 function classify(file: string): Entry | undefined {
   const text = readFileSync(file, 'utf8');
-  // Templates with {{placeholders}} are not manifests; kubectl refuses them itself.
-  if (text.includes('{{')) return { file, served: false, namespaces: [] };
+  // Templates with {{placeholders}} are not manifests: some are not even YAML, others are (placeholders in strings). Neither is judged.
+  if (text.includes('{{')) return undefined;
   if (REFUSED_BY_KUBERNETES.some((r) => file.endsWith(r))) return { file, served: false, namespaces: [] };
   let docs: unknown[];
   try {

@@ -3,6 +3,8 @@ export * as dsl from './schema/dsl.js';
 export * from './schema/meta.js';
 export * from './schema/decode.js';
 export * from './resources.js';
+// Protobuf and Go-ordered JSON of the API types (tables generated from the Go types).
+export * as wire from './wire/index.js';
 export * as corev1 from './kinds/core-v1.js';
 export * as appsv1 from './kinds/apps-v1.js';
 export * as batchv1 from './kinds/batch-v1.js';
@@ -16,6 +18,10 @@ export * as policyv1 from './kinds/policy-v1.js';
 export * as authorizationv1 from './kinds/authorization-v1.js';
 export * as authenticationv1 from './kinds/authentication-v1.js';
 export * as rbacv1 from './kinds/rbac-v1.js';
+export * as flowcontrolv1 from './kinds/flowcontrol-v1.js';
+export * as networkingv1 from './kinds/networking-v1.js';
+export * as nodev1 from './kinds/node-v1.js';
+export * as certificatesv1 from './kinds/certificates-v1.js';
 // Defaulting and validation of the pod spec and the apps/v1 workloads (strategies call these).
 export * from './kinds/core-v1-validation.js';
 export * from './kinds/apps-v1-validation.js';

@@ -18,6 +18,10 @@ import * as policy from './kinds/policy-v1.js';
 import * as authz from './kinds/authorization-v1.js';
 import * as authn from './kinds/authentication-v1.js';
 import * as rbac from './kinds/rbac-v1.js';
+import * as flowcontrol from './kinds/flowcontrol-v1.js';
+import * as networking from './kinds/networking-v1.js';
+import * as node from './kinds/node-v1.js';
+import * as certificates from './kinds/certificates-v1.js';
 
 export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
 export const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
@@ -48,9 +52,11 @@ export interface ResourceDef {
   virtual?: boolean;
   /** Where the objects live when another resource's storage is shared. */
   storage?: { group: string; resource: string };
+  /** The release since which the kind is deprecated: every request gets a deprecation warning, as upstream. */
+  deprecatedSince?: string;
 }
 
-type Opts = Partial<Pick<ResourceDef, 'shortNames' | 'categories' | 'verbs' | 'virtual' | 'storage'>> & {
+type Opts = Partial<Pick<ResourceDef, 'shortNames' | 'categories' | 'verbs' | 'virtual' | 'storage' | 'deprecatedSince'>> & {
   subresources?: Record<string, SubresourceDef>;
 };
 
@@ -71,6 +77,7 @@ function def(group: string, version: string, kind: string, resource: string, nam
     schema,
     ...(o.virtual ? { virtual: true } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
+    ...(o.deprecatedSince ? { deprecatedSince: o.deprecatedSince } : {}),
   };
 }
 
@@ -99,7 +106,10 @@ export const resources: readonly ResourceDef[] = [
       log: { kind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get'] },
       exec: { kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, verbs: ['create', 'get'] },
       attach: { kind: { group: '', version: 'v1', kind: 'PodAttachOptions' }, verbs: ['create', 'get'] },
+      portforward: { kind: { group: '', version: 'v1', kind: 'PodPortForwardOptions' }, verbs: ['create', 'get'] },
+      proxy: { kind: { group: '', version: 'v1', kind: 'PodProxyOptions' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] },
       eviction: { kind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
+      ephemeralcontainers: { kind: { group: '', version: 'v1', kind: 'Pod' }, verbs: SUBRESOURCE_VERBS },
     },
   }),
   def('', 'v1', 'Binding', 'bindings', true, core.Binding, { verbs: CREATE_ONLY, virtual: true }),
@@ -108,7 +118,10 @@ export const resources: readonly ResourceDef[] = [
     shortNames: ['svc'],
     categories: ALL,
     verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-    subresources: status,
+    subresources: {
+      ...status,
+      proxy: { kind: { group: '', version: 'v1', kind: 'ServiceProxyOptions' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] },
+    },
   }),
   def('', 'v1', 'Endpoints', 'endpoints', true, core.Endpoints, { shortNames: ['ep'] }),
   def('', 'v1', 'ConfigMap', 'configmaps', true, core.ConfigMap, { shortNames: ['cm'] }),
@@ -125,7 +138,12 @@ export const resources: readonly ResourceDef[] = [
     categories: ALL,
     subresources: { ...scale, ...status },
   }),
-  def('', 'v1', 'ComponentStatus', 'componentstatuses', false, core.ComponentStatus, { shortNames: ['cs'], verbs: ['get', 'list'], virtual: true }),
+  def('', 'v1', 'ComponentStatus', 'componentstatuses', false, core.ComponentStatus, {
+    shortNames: ['cs'],
+    verbs: ['get', 'list'],
+    virtual: true,
+    deprecatedSince: '1.19',
+  }),
   def('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true, core.PersistentVolumeClaim, { shortNames: ['pvc'], subresources: status }),
 
   // apps/v1
@@ -168,6 +186,19 @@ export const resources: readonly ResourceDef[] = [
   def('batch', 'v1', 'CronJob', 'cronjobs', true, batch.CronJob, { shortNames: ['cj'], categories: ALL, subresources: status }),
   def('batch', 'v1', 'Job', 'jobs', true, batch.Job, { categories: ALL, subresources: status }),
 
+  // certificates.k8s.io/v1
+  def('certificates.k8s.io', 'v1', 'CertificateSigningRequest', 'certificatesigningrequests', false, certificates.CertificateSigningRequest, {
+    shortNames: ['csr'],
+    subresources: { approval: { verbs: SUBRESOURCE_VERBS }, ...status },
+  }),
+
+  // networking.k8s.io/v1
+  def('networking.k8s.io', 'v1', 'IngressClass', 'ingressclasses', false, networking.IngressClass),
+  def('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, networking.Ingress, { shortNames: ['ing'], subresources: status }),
+  def('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true, networking.NetworkPolicy, { shortNames: ['netpol'] }),
+  def('networking.k8s.io', 'v1', 'ServiceCIDR', 'servicecidrs', false, networking.ServiceCIDR, { subresources: status }),
+  def('networking.k8s.io', 'v1', 'IPAddress', 'ipaddresses', false, networking.IPAddress, { shortNames: ['ip'] }),
+
   // policy/v1
   def('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, policy.PodDisruptionBudget, { shortNames: ['pdb'], subresources: status }),
 
@@ -201,8 +232,15 @@ export const resources: readonly ResourceDef[] = [
 
   // coordination.k8s.io/v1
   def('coordination.k8s.io', 'v1', 'Lease', 'leases', true, coordination.Lease),
+  // node.k8s.io/v1
+  def('node.k8s.io', 'v1', 'RuntimeClass', 'runtimeclasses', false, node.RuntimeClass),
   // discovery.k8s.io/v1
   def('discovery.k8s.io', 'v1', 'EndpointSlice', 'endpointslices', true, discovery.EndpointSlice),
+  // flowcontrol.apiserver.k8s.io/v1
+  def('flowcontrol.apiserver.k8s.io', 'v1', 'FlowSchema', 'flowschemas', false, flowcontrol.FlowSchema, { subresources: status }),
+  def('flowcontrol.apiserver.k8s.io', 'v1', 'PriorityLevelConfiguration', 'prioritylevelconfigurations', false, flowcontrol.PriorityLevelConfiguration, {
+    subresources: status,
+  }),
 ];
 
 /** Group order as the upstream apiserver lists them (discovery priority). */
@@ -214,11 +252,15 @@ export const GROUP_ORDER = [
   'authorization.k8s.io',
   'autoscaling',
   'batch',
+  'certificates.k8s.io',
+  'networking.k8s.io',
   'policy',
   'rbac.authorization.k8s.io',
   'scheduling.k8s.io',
   'coordination.k8s.io',
+  'node.k8s.io',
   'discovery.k8s.io',
+  'flowcontrol.apiserver.k8s.io',
   'admissionregistration.k8s.io',
 ];
 

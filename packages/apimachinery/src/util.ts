@@ -83,9 +83,17 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** A flag duration like `500ms`, `15s`, `5m`, `1h` (a bare number is seconds), in ms. */
+const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A flag duration in ms: Go's form (`500ms`, `15s`, `1m0s`, `1h30m`, `1.5s`),
+ * or a bare number of seconds.
+ */
 export function parseDuration(v: string): number {
-  const m = /^(\d+)(ms|s|m|h)?$/.exec(v.trim());
-  if (!m) throw new Error(`invalid duration ${JSON.stringify(v)}`);
-  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  const t = v.trim();
+  if (/^\d+$/.test(t)) return Number(t) * 1000;
+  if (!/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(t)) throw new Error(`invalid duration ${JSON.stringify(v)}`);
+  let ms = 0;
+  for (const m of t.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+  return ms;
 }

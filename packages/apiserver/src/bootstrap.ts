@@ -2,7 +2,8 @@
  * What the apiserver makes when it starts (upstream's bootstrap controllers
  * and post-start hooks): the system namespaces and priority classes, the
  * `kubernetes` Service with its Endpoints and EndpointSlice, the cluster IPs
- * of Services stored before IPs were recorded, and the default RBAC policy.
+ * of Services stored before IPs were recorded, the API Priority and Fairness
+ * configuration objects, and the default RBAC policy.
  */
 import type { Logger } from 'pino';
 import { StatusError } from '@kubeling/apimachinery';
@@ -11,6 +12,7 @@ import { reconcileBootstrapPolicy } from './auth/index.js';
 import type { Registry } from './http/context.js';
 import { ensureSystemNamespaces } from './registry/namespaces.js';
 import { repairServiceIPs } from './registry/core/services.js';
+import { ensureFlowControlConfiguration } from './registry/flowcontrol/ensurer.js';
 import type { EtcdStorage } from './storage/etcd.js';
 
 export async function bootstrap(
@@ -23,6 +25,11 @@ export async function bootstrap(
   await ensureKubernetesService(registry, o.advertiseAddress, o.scheme);
   const repaired = await repairServiceIPs(storage, (await registry.get('/v1/services')!.list(undefined, {})).items);
   if (repaired.length && o.logger) o.logger.info({ ips: repaired }, 'recorded cluster IPs of Services that held no IPAddress');
+  // API Priority and Fairness: the mandatory and suggested FlowSchemas and priority levels.
+  await ensureFlowControlConfiguration(
+    registry.get('flowcontrol.apiserver.k8s.io/v1/flowschemas')!,
+    registry.get('flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations')!,
+  );
   if (o.rbac)
     await reconcileBootstrapPolicy(
       registry.get('rbac.authorization.k8s.io/v1/clusterroles')!,

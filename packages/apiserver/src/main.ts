@@ -16,6 +16,8 @@
  *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
  *   --kubelet-client-certificate=PEM --kubelet-client-key=PEM   HTTPS to kubelets as this client
  *   --kubelet-certificate-authority=PEM   (checks the kubelets' serving certificates)
+ *   --enable-priority-and-fairness=true --max-requests-inflight=400 --max-mutating-requests-inflight=200
+ *   --request-timeout=1m0s   (API Priority and Fairness: its seats, and how long a request may wait in a queue)
  *   --log-level=info
  */
 import { readFileSync } from 'node:fs';
@@ -59,6 +61,10 @@ async function main(): Promise<void> {
       'audit-log-path': { type: 'string' },
       'audit-log-level': { type: 'string', default: 'info' },
       'disable-admission-plugins': { type: 'string' },
+      'enable-priority-and-fairness': { type: 'string', default: 'true' },
+      'max-requests-inflight': { type: 'string', default: '400' },
+      'max-mutating-requests-inflight': { type: 'string', default: '200' },
+      'request-timeout': { type: 'string', default: '1m0s' },
     },
     strict: true,
   });
@@ -94,6 +100,10 @@ async function main(): Promise<void> {
           ),
         }
       : {}),
+    enablePriorityAndFairness: values['enable-priority-and-fairness'] !== 'false',
+    maxRequestsInflight: Number(values['max-requests-inflight']),
+    maxMutatingRequestsInflight: Number(values['max-mutating-requests-inflight']),
+    requestTimeoutSeconds: parseDuration(values['request-timeout']!) / 1000,
     admission: {
       enable: (values['enable-admission-plugins'] ?? '').split(',').filter(Boolean),
       disable: (values['disable-admission-plugins'] ?? '').split(',').filter(Boolean),

@@ -1,7 +1,9 @@
 /**
  * Prometheus metrics of the apiserver, named as upstream's where one exists:
  * apiserver_request_total, apiserver_request_duration_seconds,
- * apiserver_registered_watchers, etcd_request_duration_seconds.
+ * apiserver_registered_watchers, etcd_request_duration_seconds. API Priority
+ * and Fairness registers its apiserver_flowcontrol_* metrics in this registry
+ * too (flowcontrol/metrics.ts).
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 

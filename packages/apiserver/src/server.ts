@@ -27,6 +27,9 @@ import { ServiceAccountAdmission } from './admission/serviceaccount.js';
 import { NodeRestriction } from './admission/noderestriction.js';
 import { OwnerReferencesPermissionEnforcement } from './admission/ownerreferences.js';
 import { AdmissionChain } from './admission/index.js';
+import { RuntimeClassAdmission } from './admission/runtimeclass.js';
+import { CertificateApproval, CertificateSigning, CertificateSubjectRestriction } from './registry/certificates/admission.js';
+import { DefaultIngressClass } from './registry/networking/defaultingressclass.js';
 import { buildAuth } from './auth/setup.js';
 import { MAX_HEADER_BYTES, clientErrorHandler, frameworkErrors, statusErrors } from './http/errors.js';
 import type { Registry } from './http/resource-handler.js';
@@ -40,6 +43,8 @@ import { systemRoutes } from './http/routes/system.js';
 import { discoveryRoutes } from './http/routes/discovery.js';
 import { openapiRoutes } from './http/routes/openapi.js';
 import { apiRoutes } from './http/routes/group-version.js';
+import { apfDebugRoutes, priorityAndFairness } from './http/filters/priority-and-fairness.js';
+import { type FlowControl, setupFlowControl } from './flowcontrol/index.js';
 import { DEFAULT_COMPONENT_PROBES, componentProbes, type ComponentProbe } from './registry/core/componentstatuses.js';
 
 export interface ApiServerOptions {
@@ -81,6 +86,13 @@ export interface ApiServerOptions {
   kubeletClient?: { cert: string; key: string; ca?: string };
   /** Health URLs ComponentStatus probes (default: the scheduler's and controller-manager's default ports on loopback). */
   componentProbes?: ComponentProbe[];
+  /** API Priority and Fairness (upstream --enable-priority-and-fairness, default true). */
+  enablePriorityAndFairness?: boolean;
+  /** --max-requests-inflight and --max-mutating-requests-inflight (400, 200): APF shares out their sum. */
+  maxRequestsInflight?: number;
+  maxMutatingRequestsInflight?: number;
+  /** --request-timeout in seconds (60): a request waits in an APF queue a quarter of it at most. */
+  requestTimeoutSeconds?: number;
 }
 
 const notFoundAsUndefined = (e: unknown): undefined => {
@@ -93,6 +105,8 @@ export interface ApiServer {
   storage: EtcdStorage;
   registry: Registry;
   metrics: ApiMetrics;
+  /** API Priority and Fairness, unless disabled. */
+  flowControl: FlowControl | undefined;
   /** Compacts etcd history up to the revision seen at the previous call. */
   compactOnce(): Promise<void>;
   close(): Promise<void>;
@@ -163,6 +177,11 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     'Priority',
     'DefaultTolerationSeconds',
     'LimitRanger',
+    'RuntimeClass',
+    'CertificateApproval',
+    'CertificateSigning',
+    'CertificateSubjectRestriction',
+    'DefaultIngressClass',
     'MutatingAdmissionWebhook',
     'ValidatingAdmissionWebhook',
     'ResourceQuota',
@@ -203,6 +222,18 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     chain(pods).mutating.push(lr);
     chain(pods).validating.push(lr);
   }
+  if (enabled.has('RuntimeClass')) {
+    const rc = new RuntimeClassAdmission(() => registry.get('node.k8s.io/v1/runtimeclasses')!);
+    chain(pods).mutating.push(rc);
+    chain(pods).validating.push(rc);
+  }
+  const csrs = chain(registry.get('certificates.k8s.io/v1/certificatesigningrequests')!);
+  const authorize: ConstructorParameters<typeof CertificateApproval>[0] = (a) => (authorizer ? authorizer.authorize(a) : { allowed: true, reason: '' });
+  if (enabled.has('CertificateApproval')) csrs.validating.push(new CertificateApproval(authorize));
+  if (enabled.has('CertificateSigning')) csrs.validating.push(new CertificateSigning(authorize));
+  if (enabled.has('CertificateSubjectRestriction')) csrs.validating.push(new CertificateSubjectRestriction());
+  if (enabled.has('DefaultIngressClass'))
+    chain(registry.get('networking.k8s.io/v1/ingresses')!).mutating.push(new DefaultIngressClass(() => registry.get('networking.k8s.io/v1/ingressclasses')!));
   const webhookCtx = (resource: string) => ({
     configurations: () => registry.get(`admissionregistration.k8s.io/v1/${resource}`)!,
     namespaces: () => registry.get('/v1/namespaces')!,
@@ -244,16 +275,23 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   // Root plugins, so that their hooks apply to every route and to the 404 handler;
   // the error handlers and upgrade routing come first, as everything else uses them.
   // Then the order of kube-apiserver's DefaultBuildHandlerChain: authentication,
-  // audit (which records refused logins too), impersonation, authorization.
+  // audit (which records refused logins too), impersonation, priority and fairness, authorization.
+  const apf =
+    opts.enablePriorityAndFairness === false
+      ? undefined
+      : setupFlowControl(registry, {
+          serverConcurrencyLimit: (opts.maxRequestsInflight ?? 400) + (opts.maxMutatingRequestsInflight ?? 200),
+          metrics: metrics.registry,
+          ...(opts.logger ? { logger: opts.logger } : {}),
+        });
   app.register(statusErrors, { maxBody });
   app.register(upgradeRouting);
   if (authenticator) app.register(authentication, { authenticator });
   if (opts.audit)
     app.register(audit, { logger: opts.audit, unauthenticatedUser: opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin' });
-  if (authorizer) {
-    app.register(impersonation, { authorizer });
-    app.register(authorization, { authorizer });
-  }
+  if (authorizer) app.register(impersonation, { authorizer });
+  if (apf) app.register(priorityAndFairness, { flowControl: apf.flowControl, requestTimeoutSeconds: opts.requestTimeoutSeconds ?? 60 });
+  if (authorizer) app.register(authorization, { authorizer });
   app.register(requestMetrics, { metrics });
 
   // ---- routes: encapsulated plugins ----------------------------------------------
@@ -261,6 +299,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.register(systemRoutes, { storage, metrics });
   app.register(discoveryRoutes, { advertiseAddress });
   app.register(openapiRoutes);
+  if (apf) app.register(apfDebugRoutes, { flowControl: apf.flowControl });
   app.register(apiRoutes, {
     deps: {
       registry,
@@ -296,6 +335,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   });
   app.addHook('preClose', async () => {
     for (const u of unsubscribe) u();
+    apf?.stop();
     compaction.stop();
     await Promise.all([...cachers.values()].map((c) => c.stop()));
   });
@@ -303,5 +343,5 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     storage.close();
   });
 
-  return { app, storage, registry, metrics, compactOnce: compaction.compactOnce, close: () => app.close() };
+  return { app, storage, registry, metrics, flowControl: apf?.flowControl, compactOnce: compaction.compactOnce, close: () => app.close() };
 }

@@ -17,6 +17,12 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 
+// Port forwarding speaks SPDY (spdy*.ts); the streaming hops import it from here.
+export * from './spdy.js';
+export * from './spdy-connection.js';
+export * from './spdy-portforward.js';
+export * from './spdy-tunnel.js';
+
 export const STREAM_PROTOCOL_V5 = 'v5.channel.k8s.io';
 export const STREAM_PROTOCOL_V4 = 'v4.channel.k8s.io';
 /** What the streaming servers here speak, best first (v1–v3 have no exit codes). */
@@ -68,13 +74,15 @@ export function isWebSocketUpgrade(headers: IncomingHttpHeaders): boolean {
  */
 export function upgradeResponse(req: IncomingMessage, socket: Duplex): ServerResponse {
   const res = new ServerResponse(req);
+  // The socket ends after the answer: say so, or a client would pool it.
+  res.shouldKeepAlive = false;
   res.assignSocket(socket as never);
   res.on('finish', () => socket.end());
   socket.on('error', () => socket.destroy());
   return res;
 }
 
-/** The request headers a WebSocket upgrade carries through a proxy hop (no credentials). */
+/** The request headers a WebSocket or SPDY upgrade carries through a proxy hop (no credentials). */
 const UPGRADE_HEADERS = [
   'upgrade',
   'connection',
@@ -82,11 +90,14 @@ const UPGRADE_HEADERS = [
   'sec-websocket-version',
   'sec-websocket-protocol',
   'sec-websocket-extensions',
+  'x-stream-protocol-version',
   'user-agent',
 ];
 
 export interface UpgradeTarget {
   url: URL;
+  /** GET unless told (a SPDY upgrade is a POST). */
+  method?: string;
   cert?: string;
   key?: string;
   ca?: string;
@@ -108,7 +119,7 @@ export function dialUpgrade(headers: IncomingHttpHeaders, target: UpgradeTarget)
     host: target.url.hostname,
     port: target.url.port,
     path: target.url.pathname + target.url.search,
-    method: 'GET',
+    method: target.method ?? 'GET',
     headers: h,
     timeout: target.timeoutMs ?? 10_000,
     agent: false as const,

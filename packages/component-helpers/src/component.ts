@@ -10,7 +10,9 @@
  * else: the process keeps serving health and campaigning, and starts the work
  * again if it wins the Lease back. It does not exit, unlike upstream.
  */
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { createCA, issue } from '@kubeling/pki';
 import { hostname } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import pino, { type Logger } from 'pino';
@@ -33,6 +35,12 @@ export interface ComponentOptions {
   bindAddress?: string;
   /** Health and metrics port (0: any free port); no server when left out. */
   port?: number;
+  /**
+   * Serve health and metrics over HTTPS with this certificate, or with a
+   * self-signed one made at start (upstream's default for the secure port
+   * without --tls-cert-file); plain HTTP when left out.
+   */
+  tls?: { certPem: string; keyPem: string } | 'self-signed';
 }
 
 /** The component's work, run while this process leads. */
@@ -92,7 +100,10 @@ export class ComponentShell {
    * work starts when the Lease is won).
    */
   async start(): Promise<void> {
-    if (this.o.port !== undefined) this.server = await serveHealth(this.metrics, this.o.port, this.o.bindAddress);
+    if (this.o.port !== undefined) {
+      const tls = this.o.tls === 'self-signed' ? await selfSignedServing(this.o.bindAddress ?? '127.0.0.1') : this.o.tls;
+      this.server = await serveHealth(this.metrics, this.o.port, this.o.bindAddress, tls);
+    }
     if (!this.o.leaderElect) return this.startWork();
     this.elector = new LeaderElector(this.client, {
       namespace: 'kube-system',
@@ -162,6 +173,8 @@ export function componentFlags(d: FlagDefaults) {
     'kube-api-qps': { type: 'string', default: String(d.qps) },
     'kube-api-burst': { type: 'string', default: String(d.burst) },
     'log-level': { type: 'string', default: 'info' },
+    'tls-cert-file': { type: 'string' },
+    'tls-private-key-file': { type: 'string' },
   } satisfies ParseArgsOptionsConfig;
 }
 
@@ -213,6 +226,11 @@ export function parseComponentArgs<F extends ParseArgsOptionsConfig>(
     burst: Number(v['kube-api-burst']),
     bindAddress: v['bind-address'],
     port: Number(v['secure-port']),
+    // The secure port is HTTPS: with the given certificate, else a self-signed one.
+    tls:
+      v['tls-cert-file'] && v['tls-private-key-file']
+        ? { certPem: readFileSync(v['tls-cert-file'], 'utf8'), keyPem: readFileSync(v['tls-private-key-file'], 'utf8') }
+        : 'self-signed',
     log,
   };
   return { options, values: parsed.values as FlagValues<F> };
@@ -236,4 +254,15 @@ export function runComponent<F extends ParseArgsOptionsConfig>(cmd: ComponentCom
     process.stderr.write(`${cmd.name}: ${cmd.errorStack ? ((e as Error).stack ?? String(e)) : (e as Error).message}\n`);
     process.exit(1);
   });
+}
+
+/**
+ * A serving certificate for the secure port when none is given: signed by a
+ * throwaway CA, for `localhost` and the bind address, as upstream's
+ * GenerateSelfSignedCertKey. Clients probing health do not verify it.
+ */
+async function selfSignedServing(bindAddress: string): Promise<{ certPem: string; keyPem: string }> {
+  const ca = await createCA(`${hostname()}-ca@${Math.floor(Date.now() / 1000)}`);
+  const ips = [...new Set(['127.0.0.1', bindAddress].filter((a) => a !== '0.0.0.0' && a !== '::'))];
+  return issue(ca, { commonName: `${hostname()}@${Math.floor(Date.now() / 1000)}`, dnsNames: ['localhost'], ips, usage: 'server' });
 }

@@ -19,10 +19,30 @@ export interface ControllerContext {
   nodeMonitorPeriodMs?: number;
   /** Pod GC: period, terminated-pod threshold, quarantine of missing nodes (upstream: 20 s, 12,500, 40 s). */
   podGC?: Partial<PodGCSettings>;
+  /** The CSR signer's CA and longest validity (upstream --cluster-signing-cert-file/-key-file/-duration). */
+  csrSigning?: CSRSigningSettings;
+  /** CSR cleaner timing (upstream: a pass an hour; approved/denied/failed kept 1 h, pending 24 h). */
+  csrCleaner?: Partial<CSRCleanerSettings>;
   /** The ServiceAccount signing key (PEM), for legacy token Secrets. */
   serviceAccountKeyPem?: string;
   /** The cluster CA (PEM) token Secrets carry; the client's CA when absent. */
   rootCAPem?: string;
+}
+
+export interface CSRSigningSettings {
+  certPem: string;
+  keyPem: string;
+  /** Default 1 year (8760h). */
+  durationMs?: number;
+}
+
+export interface CSRCleanerSettings {
+  periodMs: number;
+  approvedMs: number;
+  deniedMs: number;
+  pendingMs: number;
+  /** The cleaner's clock (ms since the epoch). */
+  now: () => number;
 }
 
 export interface PodGCSettings {

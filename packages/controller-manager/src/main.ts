@@ -8,6 +8,7 @@
  *   --kube-api-qps=20 --kube-api-burst=30
  *   --service-account-private-key-file=PATH  --root-ca-file=PATH  (legacy token Secrets)
  *   --node-monitor-grace-period=50s --node-monitor-period=5s --terminated-pod-gc-threshold=12500
+ *   --cluster-signing-cert-file=PATH --cluster-signing-key-file=PATH --cluster-signing-duration=8760h  (CSR signing)
  *
  * The common flags, health, leader election and signals are the component
  * shell's (`runComponent`); this file adds the controller-manager's own flags.
@@ -28,6 +29,9 @@ runComponent({
     'terminated-pod-gc-threshold': { type: 'string', default: '12500' },
     'service-account-private-key-file': { type: 'string' },
     'root-ca-file': { type: 'string' },
+    'cluster-signing-cert-file': { type: 'string' },
+    'cluster-signing-key-file': { type: 'string' },
+    'cluster-signing-duration': { type: 'string', default: '8760h' },
   },
   errorStack: true,
   create: (options, values) =>
@@ -40,5 +44,15 @@ runComponent({
       podGC: { terminatedThreshold: Number(values['terminated-pod-gc-threshold']) },
       ...(values['service-account-private-key-file'] ? { serviceAccountKeyPem: readFileSync(values['service-account-private-key-file'], 'utf8') } : {}),
       ...(values['root-ca-file'] ? { rootCAPem: readFileSync(values['root-ca-file'], 'utf8') } : {}),
+      // The CSR signer runs only with a CA to sign with, as upstream's csrsigning.
+      ...(values['cluster-signing-cert-file'] && values['cluster-signing-key-file']
+        ? {
+            csrSigning: {
+              certPem: readFileSync(values['cluster-signing-cert-file'], 'utf8'),
+              keyPem: readFileSync(values['cluster-signing-key-file'], 'utf8'),
+              durationMs: duration(values['cluster-signing-duration']),
+            },
+          }
+        : {}),
     }),
 });

@@ -8,7 +8,7 @@ import { setMaxListeners } from 'node:events';
 import { Gauge, type Registry } from 'prom-client';
 import { EventRecorder, InformerFactory, type RestClient } from '@kubeling/client';
 import { ComponentShell, type ComponentOptions } from '@kubeling/component-helpers';
-import type { Controller, PodGCSettings } from './context.js';
+import type { Controller, CSRCleanerSettings, CSRSigningSettings, PodGCSettings } from './context.js';
 import { selectControllers } from './controllers/index.js';
 
 export interface ManagerOptions extends ComponentOptions {
@@ -17,6 +17,8 @@ export interface ManagerOptions extends ComponentOptions {
   nodeMonitorGracePeriodMs?: number;
   nodeMonitorPeriodMs?: number;
   podGC?: Partial<PodGCSettings>;
+  csrSigning?: CSRSigningSettings;
+  csrCleaner?: Partial<CSRCleanerSettings>;
   /** PEM of the ServiceAccount signing key (--service-account-private-key-file): legacy token Secrets are filled with tokens it signs. */
   serviceAccountKeyPem?: string;
   /** PEM of the cluster CA put in token Secrets (--root-ca-file); the client's CA when left out. */
@@ -78,6 +80,8 @@ export class ControllerManager {
       ...(this.o.nodeMonitorGracePeriodMs ? { nodeMonitorGracePeriodMs: this.o.nodeMonitorGracePeriodMs } : {}),
       ...(this.o.nodeMonitorPeriodMs ? { nodeMonitorPeriodMs: this.o.nodeMonitorPeriodMs } : {}),
       ...(this.o.podGC ? { podGC: this.o.podGC } : {}),
+      ...(this.o.csrSigning ? { csrSigning: this.o.csrSigning } : {}),
+      ...(this.o.csrCleaner ? { csrCleaner: this.o.csrCleaner } : {}),
       ...(this.o.serviceAccountKeyPem ? { serviceAccountKeyPem: this.o.serviceAccountKeyPem } : {}),
       ...(this.o.rootCAPem ? { rootCAPem: this.o.rootCAPem } : {}),
     };

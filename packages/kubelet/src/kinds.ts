@@ -10,6 +10,8 @@ import type { KubeObject, corev1, dsl } from '@kubeling/api';
 export type PodSpec = corev1.PodSpec;
 export type Pod = corev1.Pod & KubeObject & { spec: PodSpec };
 export type Container = corev1.Container;
+/** An ephemeral container: a container's fields and the container it targets. */
+export type EphemeralContainer = NonNullable<PodSpec['ephemeralContainers']>[number];
 export type ContainerPort = dsl.Static<typeof corev1.ContainerPort>;
 export type Probe = dsl.Static<typeof corev1.Probe>;
 export type LifecycleHandler = dsl.Static<typeof corev1.LifecycleHandler>;
@@ -107,7 +109,8 @@ export interface ContainerStatus {
   imageID: string;
   ready: boolean;
   restartCount: number;
-  started: boolean;
+  /** Left out for ephemeral containers, which no probe ever starts (upstream's prober sets it for the others only). */
+  started?: boolean;
   containerID?: string;
   state?: ContainerState;
   lastState?: ContainerState;
@@ -123,10 +126,11 @@ export interface PodCondition {
   message?: string;
 }
 
-export type PodStatus = Omit<NonNullable<corev1.Pod['status']>, 'conditions' | 'containerStatuses' | 'initContainerStatuses'> & {
+export type PodStatus = Omit<NonNullable<corev1.Pod['status']>, 'conditions' | 'containerStatuses' | 'initContainerStatuses' | 'ephemeralContainerStatuses'> & {
   conditions?: PodCondition[];
   containerStatuses?: ContainerStatus[];
   initContainerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   hostIPs?: { ip: string }[];
   podIPs?: { ip: string }[];
 };

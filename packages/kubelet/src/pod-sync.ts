@@ -4,11 +4,14 @@
  * fails for good), then the sandbox (its IP is the pod IP), volumes, then init
  * containers one by one — each must succeed — then the app containers: pull
  * the image as the pull policy says, create, start, run the postStart hook,
- * start the probes. Exited containers restart as the restart policy says,
+ * start the probes. Ephemeral containers added to the pod start before the
+ * init containers, once each, never restarted, without hooks or probes
+ * (`ephemeral.ts`). Exited containers restart as the restart policy says,
  * after an exponential back-off (10 s doubling to 5 min, CrashLoopBackOff).
  * Each sync ends by writing the pod's status; a pod that reached a terminal
  * phase is stopped.
  */
+import { runtimeHandlerOf, RuntimeClassNotFound } from './runtimeclass.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
@@ -16,6 +19,7 @@ import { isNotFound, rfc3339 } from '@kubeling/apimachinery';
 import { podRequests, requiredNodeAffinityMatches } from '@kubeling/component-helpers';
 import type { ContainerStatus, Mount, PodSandboxConfig, PortMapping } from '@kubeling/cri';
 import { ensureImage } from './images.js';
+import { ephemeralContainers, ephemeralHistory } from './ephemeral.js';
 import { podVolumes, type ConfigMap, type Container, type Pod, type Secret } from './kinds.js';
 import { runHook } from './lifecycle.js';
 import {
@@ -60,7 +64,15 @@ export class PodSyncer {
         void o.recorder.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
       }
       mkdirSync(sbConfig.log_directory!, { recursive: true });
-      const id = await o.runtime.runPodSandbox(sbConfig);
+      let id: string;
+      try {
+        id = await o.runtime.runPodSandbox(sbConfig, await runtimeHandlerOf(o.client, spec.runtimeClassName));
+      } catch (e) {
+        // kuberuntime createPodSandbox: the pod stays pending and the kubelet tries again.
+        void o.recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${(e as Error).message}`);
+        this.d.trigger(uid, e instanceof RuntimeClassNotFound ? 10_000 : 2000);
+        return;
+      }
       sandbox = (await sandboxesOf(o.runtime, uid)).find((s) => s.id === id)!;
     }
     const sbStatus = await o.runtime.podSandboxStatus(sandbox.id);
@@ -88,6 +100,15 @@ export class PodSyncer {
     const containers = await containersOf(o.runtime, [sandbox.id]);
     const policy = spec.restartPolicy ?? 'Always';
 
+    // Ephemeral containers start before init containers, so a pod whose initialisation is stuck can be debugged.
+    const ephemeral = ephemeralContainers(pod);
+    const earlier = await ephemeralHistory(o.runtime, ephemeral, sandboxes, sandbox.id);
+    for (const ec of ephemeral) {
+      // Never restarted: one that ran in any sandbox of the pod is done (kuberuntime computePodActions).
+      if (containers.has(ec.name) || earlier.has(ec.name)) continue;
+      await this.startContainer(pod, ec, 0, sandbox.id, sbConfig, podIP, volumes, 'ephemeral');
+    }
+
     // Init containers, in order; each must succeed before the next.
     let initDone = true;
     for (const ic of spec.initContainers ?? []) {
@@ -100,7 +121,7 @@ export class PodSyncer {
         if (policy === 'Never') break; // the pod has failed
         if (this.inBackoff(pod, ic.name, 'crash')) break;
       }
-      await this.startContainer(pod, ic, cur ? cur.metadata.attempt + 1 : 0, sandbox.id, sbConfig, podIP, volumes, true);
+      await this.startContainer(pod, ic, cur ? cur.metadata.attempt + 1 : 0, sandbox.id, sbConfig, podIP, volumes, 'init');
       break;
     }
     if (initDone) {
@@ -118,10 +139,11 @@ export class PodSyncer {
           if (!restart) continue;
           if (this.inBackoff(pod, c.name, 'crash', cur)) continue;
         }
-        await this.startContainer(pod, c, cur ? cur.metadata.attempt + 1 : 0, sandbox.id, sbConfig, podIP, volumes, false);
+        await this.startContainer(pod, c, cur ? cur.metadata.attempt + 1 : 0, sandbox.id, sbConfig, podIP, volumes, 'regular');
       }
     }
     const after = await containersOf(o.runtime, [sandbox.id]);
+    for (const [name, list] of earlier) if (!after.has(name)) after.set(name, list);
     probes.retain(uid, new Set([...after.values()].flatMap((l) => l.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id))));
     const status = await this.status.write(pod, podIP, after);
     if (terminalPhase(status.phase)) {
@@ -242,7 +264,7 @@ export class PodSyncer {
     sbConfig: PodSandboxConfig,
     podIP: string,
     volumes: Map<string, string>,
-    init: boolean,
+    kind: 'init' | 'regular' | 'ephemeral',
   ): Promise<void> {
     const { o, state, probes } = this.d;
     const uid = pod.metadata.uid!;
@@ -308,7 +330,7 @@ export class PodSyncer {
     void o.recorder.event(pod, 'Normal', 'Started', `Started container ${c.name}`);
     if (attempt > 0) state.bumpBackoff(uid, c.name, 'crash');
     const postStart = c.lifecycle?.postStart;
-    if (postStart && !init) {
+    if (postStart && kind === 'regular') {
       const err = await runHook(o.runtime, postStart, id, podIP, c);
       if (err) {
         void o.recorder.event(pod, 'Warning', 'FailedPostStartHook', `PostStartHook failed: ${err}`);
@@ -317,7 +339,7 @@ export class PodSyncer {
         return;
       }
     }
-    if (!init) probes.add(uid, podIP, c, id);
+    if (kind === 'regular') probes.add(uid, podIP, c, id);
   }
 }
 

@@ -4,19 +4,21 @@
  * tailLines, sinceSeconds, limitBytes, previous and timestamps — the endpoint
  * behind the apiserver's pods/log — and /exec and /attach/<namespace>/<pod>/<container>,
  * a WebSocket bridged to the runtime's streaming server (the URL CRI Exec
- * returns). Errors are Status objects like upstream's.
+ * returns), and /portForward/<namespace>/<pod>, a SPDY session forwarding to
+ * the pod's ports (portforward.ts). Errors are Status objects like upstream's.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { RestClient } from '@kubeling/client';
-import { bridgeWebSocket, isWebSocketUpgrade, StreamRefusal, upgradeResponse } from '@kubeling/client/remotecommand';
+import { bridgeWebSocket, isWebSocketUpgrade, StreamRefusal, upgradeResponse, type SpdyConnection } from '@kubeling/client/remotecommand';
 import { open, stat } from 'node:fs/promises';
 import type { KubeObject } from '@kubeling/api';
 import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/cri';
 import type { Registry } from 'prom-client';
 import { LABEL_CONTAINER_NAME, LABEL_POD_UID, type PodManager } from './pods.js';
+import { servePodPortForward } from './portforward.js';
 
 export interface KubeletServerOptions {
   pods: PodManager;
@@ -51,9 +53,9 @@ export function subresourceOf(path: string): string {
   return 'proxy';
 }
 
-function status(res: ServerResponse, code: number, reason: string, message: string): void {
+function status(res: ServerResponse, code: number, reason: string, message: string, headers: Record<string, string> = {}): void {
   res
-    .writeHead(code, { 'content-type': 'application/json' })
+    .writeHead(code, { ...headers, 'content-type': 'application/json' })
     .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
 }
 
@@ -82,6 +84,8 @@ export function criToLines(text: string, timestamps: boolean, sinceMs?: number):
 
 export class KubeletServer {
   private server: Server | undefined;
+  /** Port-forward sessions, which outlive the server's own connection tracking once upgraded. */
+  private readonly sessions = new Set<SpdyConnection>();
 
   constructor(private readonly o: KubeletServerOptions) {}
 
@@ -117,6 +121,8 @@ export class KubeletServer {
   }
 
   stop(): Promise<void> {
+    for (const s of this.sessions) s.destroy();
+    this.sessions.clear();
     return new Promise((r) => {
       this.server?.closeAllConnections();
       this.server ? this.server.close(() => r()) : r();
@@ -190,6 +196,17 @@ export class KubeletServer {
 
   private async upgrade(req: IncomingMessage, res: ServerResponse, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://kubelet');
+    const pf = /^\/portForward\/([^/]+)\/([^/]+)(?:\/([^/]+))?\/?$/.exec(url.pathname);
+    if (pf) {
+      const [ns, name] = [decodeURIComponent(pf[1]!), decodeURIComponent(pf[2]!)];
+      const refused = await servePodPortForward(this.o.runtime, this.o.pods.podByName(ns, name), pf[3] && decodeURIComponent(pf[3]), req, socket, head, (c) => {
+        this.sessions.add(c);
+        c.on('close', () => this.sessions.delete(c));
+      });
+      if (refused) return status(res, refused.code, refused.reason, refused.message, refused.headers);
+      res.detachSocket(socket as never);
+      return;
+    }
     const m = /^\/(exec|attach)\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return status(res, 404, 'NotFound', 'the server could not find the requested resource');
     if (!isWebSocketUpgrade(req.headers)) return status(res, 400, 'BadRequest', 'only WebSocket upgrades are served (v5.channel.k8s.io, v4.channel.k8s.io)');
@@ -235,8 +252,8 @@ export class KubeletServer {
   private async logs(req: IncomingMessage, res: ServerResponse, ns: string, podName: string, container: string, q: URLSearchParams): Promise<void> {
     const pod = this.o.pods.podByName(ns, podName);
     if (!pod) return status(res, 404, 'NotFound', `pods "${podName}" not found`);
-    const spec = pod.spec as { containers?: { name: string }[]; initContainers?: { name: string }[] };
-    const known = [...(spec.containers ?? []), ...(spec.initContainers ?? [])].map((c) => c.name);
+    const spec = pod.spec as { containers?: { name: string }[]; initContainers?: { name: string }[]; ephemeralContainers?: { name: string }[] };
+    const known = [...(spec.containers ?? []), ...(spec.initContainers ?? []), ...(spec.ephemeralContainers ?? [])].map((c) => c.name);
     if (!known.includes(container)) return status(res, 400, 'BadRequest', `container ${container} is not valid for pod ${podName}`);
     const previous = q.get('previous') === 'true';
     const instances = await this.containerInstances(pod, container);

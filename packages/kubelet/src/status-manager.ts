@@ -9,7 +9,8 @@
 import { isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
 import { qosClass } from '@kubeling/component-helpers';
 import { parseImageRef, type ContainerStatus } from '@kubeling/cri';
-import type { Container, Pod, PodStatus } from './kinds.js';
+import { ephemeralContainers } from './ephemeral.js';
+import type { Container, ContainerStatus as PodContainerStatus, Pod, PodStatus } from './kinds.js';
 import type { PodDeps } from './pod-state.js';
 import { containerStatus, podConditions, podPhase, type ContainerView } from './status.js';
 
@@ -31,6 +32,7 @@ export class StatusManager {
     if (initPending) for (const v of appViews) if (!v.instances.length) v.waiting ??= { reason: 'PodInitializing' };
     const init = initViews.map((v) => containerStatus(v, this.runtimeName, imageName));
     const app = appViews.map((v) => containerStatus(v, this.runtimeName, imageName));
+    const ephemeral = this.ephemeralStatuses(pod, containers);
     const phase = podPhase(spec, init, app);
     const old = pod.status ?? {};
     const status: PodStatus = {
@@ -42,6 +44,7 @@ export class StatusManager {
       startTime: old.startTime ?? rfc3339(),
       ...(init.length ? { initContainerStatuses: init } : {}),
       containerStatuses: app,
+      ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeral } : {}),
       qosClass: qosClass(spec),
     };
     await this.patch(pod, status);
@@ -70,6 +73,28 @@ export class StatusManager {
 
   forget(uid: string): void {
     this.lastStatus.delete(uid);
+  }
+
+  /**
+   * Ephemeral containers' statuses: never ready, never restarted (an exited
+   * one stays terminated), no `started` (no probe runs for them), and those not
+   * created yet wait — PodInitializing when the pod has init containers, as
+   * upstream's convertToAPIContainerStatuses says for non-init containers.
+   */
+  private ephemeralStatuses(pod: Pod, containers: Map<string, ContainerStatus[]>): PodContainerStatus[] {
+    const uid = pod.metadata.uid!;
+    const hasInit = (pod.spec.initContainers ?? []).length > 0;
+    return ephemeralContainers(pod).map((c) => {
+      const instances = containers.get(c.name) ?? [];
+      const running = instances[0]?.state === 'CONTAINER_RUNNING';
+      const waiting = this.d.state.waiting.get(`${uid}/${c.name}`) ?? (hasInit && !instances.length ? { reason: 'PodInitializing' } : undefined);
+      const { started: _started, ...st } = containerStatus(
+        { name: c.name, image: c.image ?? '', instances, ...(waiting && !running ? { waiting } : {}), ready: false, started: false, final: true },
+        this.runtimeName,
+        imageName,
+      );
+      return st;
+    });
   }
 
   private views(pod: Pod, list: Container[], containers: Map<string, ContainerStatus[]>, init: boolean): ContainerView[] {

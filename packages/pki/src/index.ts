@@ -204,3 +204,6 @@ export async function ensureClusterPKI(dir: string, clients: Record<string, { cn
     clients: out,
   };
 }
+
+// Certificate signing requests and the certificates issued for them (the certificates API).
+export * from './csr.js';

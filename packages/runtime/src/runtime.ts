@@ -63,10 +63,15 @@ interface Sandbox {
   state: 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
   createdAt: string;
   ip: string;
+  /** The RuntimeClass handler it was made with (empty: the default). */
+  handler: string;
   pause?: ChildProcess | undefined;
 }
 
 const newId = () => randomBytes(32).toString('hex');
+
+/** The RuntimeClass handler name this runtime answers to (besides the default, empty one). */
+export const RUNTIME_HANDLER = 'kubeling';
 
 function matchLabels(want: Record<string, string> | undefined, have: Record<string, string> | undefined): boolean {
   for (const [k, v] of Object.entries(want ?? {})) if (have?.[k] !== v) return false;
@@ -100,10 +105,14 @@ export class KubelingRuntime implements CriRuntime {
 
   // ---- sandboxes ------------------------------------------------------------------
 
-  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+  async runPodSandbox(config: PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     if (!config?.metadata?.name) throw new CriError(3, 'sandbox config must have metadata');
+    // The one handler this runtime has, by its empty (default) name or its own; containerd words a missing one so.
+    if (runtimeHandler !== '' && runtimeHandler !== RUNTIME_HANDLER) {
+      throw new CriError(2, `failed to get sandbox runtime: no runtime for "${runtimeHandler}" is configured`);
+    }
     const id = newId();
-    const sb: Sandbox = { id, config, state: 'SANDBOX_READY', createdAt: nowNanos(), ip: this.ips.allocate() };
+    const sb: Sandbox = { id, config, state: 'SANDBOX_READY', createdAt: nowNanos(), ip: this.ips.allocate(), handler: runtimeHandler };
     if (this.o.backend === 'process') {
       sb.pause = spawn('sleep', ['infinity'], { stdio: 'ignore', detached: true });
       sb.pause.on('exit', () => {
@@ -158,7 +167,7 @@ export class KubelingRuntime implements CriRuntime {
       network: { ip: sb.state === 'SANDBOX_READY' ? sb.ip : '', additional_ips: [] },
       labels: sb.config.labels ?? {},
       annotations: sb.config.annotations ?? {},
-      runtime_handler: '',
+      runtime_handler: sb.handler,
     };
   }
 
@@ -175,7 +184,7 @@ export class KubelingRuntime implements CriRuntime {
         created_at: s.createdAt,
         labels: s.config.labels ?? {},
         annotations: s.config.annotations ?? {},
-        runtime_handler: '',
+        runtime_handler: s.handler,
       }));
   }
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, nodeArgs, packageMain, request, startTestEnv, stopChild, waitFor, type TestEnv } from '@kubeling/testenv';
+import { freePort, getSelfSigned, nodeArgs, packageMain, request, startTestEnv, stopChild, waitFor, type TestEnv } from '@kubeling/testenv';
 
 let env: TestEnv;
 const children: ChildProcess[] = [];
@@ -59,17 +59,21 @@ test('two schedulers: the leader binds, reports metrics, and the other takes ove
   const s1 = startScheduler(p1);
   await waitFor(async () => !!(await request(env.url, 'GET', LEASE)).body.spec?.holderIdentity, 20_000, 'a leader');
   const s2 = startScheduler(p2);
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${p2}/healthz`)).ok, 20_000, 'the second scheduler to serve health');
+  await waitFor(
+    async () => (await getSelfSigned(`https://127.0.0.1:${p2}/healthz`).catch(() => ({ status: 0 }))).status === 200,
+    20_000,
+    'the second scheduler to serve health',
+  );
   const holder = (await request(env.url, 'GET', LEASE)).body.spec.holderIdentity as string;
   assert.ok(holder.endsWith(`_${s1.pid}`), `leader ${holder} is the first process`);
   await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('first'));
   await waitFor(async () => (await nodeOf('first')) === 'only', 10_000, 'first bound');
-  const metrics = await (await fetch(`http://127.0.0.1:${p1}/metrics`)).text();
+  const metrics = (await getSelfSigned(`https://127.0.0.1:${p1}/metrics`)).text;
   assert.match(metrics, /scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} 1/);
   assert.match(metrics, /scheduler_pending_pods\{queue="active"\} 0/);
   assert.match(metrics, /scheduler_pod_scheduling_sli_duration_seconds_count\{attempts="1"\} 1/);
   assert.match(metrics, /leader_election_master_status\{name="kube-scheduler"\} 1/);
-  assert.match(await (await fetch(`http://127.0.0.1:${p2}/metrics`)).text(), /leader_election_master_status\{name="kube-scheduler"\} 0/);
+  assert.match((await getSelfSigned(`https://127.0.0.1:${p2}/metrics`)).text, /leader_election_master_status\{name="kube-scheduler"\} 0/);
   s1.kill('SIGKILL');
   const killedAt = Date.now();
   await waitFor(async () => ((await request(env.url, 'GET', LEASE)).body.spec.holderIdentity as string).endsWith(`_${s2.pid}`), 15_000, 'the second to lead');

@@ -334,3 +334,21 @@ export function clientFor(env: { url: string; pki?: TestPKI }, creds: Credential
     });
   };
 }
+
+/**
+ * GET over HTTPS without verifying the server's certificate: for the secure
+ * ports of the controller-manager and the scheduler, which serve self-signed
+ * certificates as upstream's do.
+ */
+export function getSelfSigned(url: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { method: 'GET', rejectUnauthorized: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

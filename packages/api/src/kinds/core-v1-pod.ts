@@ -246,6 +246,23 @@ export const Container = openObject(
   ),
 );
 
+/**
+ * EphemeralContainer: a container's fields (EphemeralContainerCommon) and the
+ * container whose namespaces it targets. Which of them it may set is
+ * validation's to say (core-v1-validation.ts), as upstream's types keep them all.
+ */
+export const EphemeralContainer = openObject(
+  object(
+    C + 'EphemeralContainer',
+    'An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging.',
+    {
+      ...Container.properties,
+      targetContainerName: string('If set, the name of the container from PodSpec that this ephemeral container targets.'),
+    },
+    ['name'],
+  ),
+);
+
 export const Toleration = openObject(
   object(
     C + 'Toleration',
@@ -297,7 +314,7 @@ export const PodSpec = openObject(
       mapKeys: ['name'],
     }),
     containers: list(Container, 'List of containers belonging to the pod.', { mergeKey: 'name', strategy: 'merge', listType: 'map', mapKeys: ['name'] }),
-    ephemeralContainers: list(opaque('An EphemeralContainer is a temporary container.'), 'List of ephemeral containers run in this pod.', {
+    ephemeralContainers: list(EphemeralContainer, 'List of ephemeral containers run in this pod.', {
       mergeKey: 'name',
       strategy: 'merge',
       listType: 'map',
@@ -335,6 +352,10 @@ export const PodSpec = openObject(
     ),
     enableServiceLinks: boolean("EnableServiceLinks indicates whether information about services should be injected into pod's environment variables."),
     preemptionPolicy: string('PreemptionPolicy is the Policy for preempting pods with lower priority.'),
+    runtimeClassName: string(
+      'RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod. If no RuntimeClass resource matches the named class, the pod will not be run.',
+    ),
+    overhead: resourceMap('Overhead represents the resource overhead associated with running a pod for a given RuntimeClass.'),
   }),
 );
 
@@ -368,6 +389,7 @@ export const PodStatus = openObject(
     startTime: time('RFC 3339 date and time at which the object was acknowledged by the Kubelet.'),
     containerStatuses: list(ContainerStatus, 'Statuses of containers in this pod.', { listType: 'atomic' }),
     initContainerStatuses: list(ContainerStatus, 'Statuses of init containers in this pod.', { listType: 'atomic' }),
+    ephemeralContainerStatuses: list(ContainerStatus, 'Statuses for any ephemeral containers that have run in this pod.', { listType: 'atomic' }),
     qosClass: string('The Quality of Service (QOS) classification assigned to the pod based on resource requirements.'),
   }),
 );
@@ -379,5 +401,6 @@ export const PodTemplateSpec = object(C + 'PodTemplateSpec', 'PodTemplateSpec de
 
 export type PodSpec = Static<typeof PodSpec>;
 export type Container = Static<typeof Container>;
+export type EphemeralContainer = Static<typeof EphemeralContainer>;
 export type ObjectReference = Static<typeof ObjectReference>;
 export type PodTemplateSpec = Static<typeof PodTemplateSpec>;

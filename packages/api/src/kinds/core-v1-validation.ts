@@ -24,6 +24,7 @@ import {
   type FieldError,
   type NameValidator,
 } from '@kubeling/apimachinery';
+import { ephemeralContainersChanges, isMirrorPod } from './core-v1-ephemeral.js';
 import { validateResourceRequirements } from './core-v1-resources.js';
 import { validateVolumes } from './core-v1-volumes.js';
 import { type List, type Obj, isObj, listOf, numOf, objOf, strOf } from './json-fields.js';
@@ -43,6 +44,7 @@ export {
 } from './core-v1-resources.js';
 export { VOLUME_SOURCE_FIELDS, defaultVolume, validateVolumeSource, validateVolumes } from './core-v1-volumes.js';
 export { defaultContainer, defaultPodOnlyFields, defaultPodSpec, defaultPullPolicy } from './core-v1-defaults.js';
+export { objectFieldDiff, isMirrorPod } from './core-v1-ephemeral.js';
 
 // ============================================================== containers
 
@@ -300,6 +302,18 @@ export function validatePodSpecForPod(spec: unknown, path = 'spec'): FieldError[
   const s = objOf(spec) ?? {};
   for (const list of ['containers', 'initContainers']) listOf(s[list]).forEach((c, i) => errs.push(...validateContainerOnlyForPod(c, `${path}.${list}[${i}]`)));
   return errs;
+}
+
+/**
+ * ValidatePodEphemeralContainersUpdate for a pod's `ephemeralcontainers`
+ * subresource: the new spec is valid as a pod's (its ephemeral containers
+ * included), and no ephemeral container the pod had is removed or changed.
+ * A static (mirror) pod takes none: that refusal stands alone, as upstream
+ * returns it in place of the others.
+ */
+export function validatePodEphemeralContainersUpdate(newSpec: unknown, oldSpec: unknown, oldAnnotations: Record<string, string> | undefined): FieldError[] {
+  const errs = [...validatePodSpecForPod(newSpec, 'spec'), ...ephemeralContainersChanges(newSpec, oldSpec)];
+  return isMirrorPod(oldAnnotations) ? [field.forbidden('', 'static pods do not support ephemeral containers')] : errs;
 }
 
 /**

@@ -8,7 +8,8 @@
  *   Secret, ConfigMap, ClusterTrustBundle, PVC or resource claim; delete only
  *   pods bound to itself; never update them; update the status only of pods
  *   bound to itself, without touching labels or resource claim statuses; evict
- *   only pods bound to itself.
+ *   only pods bound to itself; no other pod subresource (ephemeralcontainers
+ *   in particular: a kubelet never adds a container to a pod).
  * - nodes: only its own; no configSource, no change of taints, and no label
  *   under `node-restriction.kubernetes.io/` or the `kubernetes.io`/`k8s.io`
  *   namespaces other than the kubelet's own labels.

@@ -84,7 +84,7 @@ test('a ResourceQuota of 3 pods admits exactly 3 of 10 concurrent creates, and u
   await request(env.url, 'DELETE', `/api/v1/namespaces/quota/pods/${list[0].metadata.name}`);
   let again = 0;
   for (let i = 0; i < 50 && again !== 201; i++) {
-    again = (await request(env.url, 'POST', '/api/v1/namespaces/quota/pods', pod(`again-${i}`))).status;
+    again = (await request(env.url, 'POST', '/api/v1/namespaces/quota/pods', pod(`again-${i}`, { requests: { cpu: '100m' } }))).status;
     if (again !== 201) await new Promise((r) => setTimeout(r, 50));
   }
   assert.equal(again, 201, 'a freed slot is usable again');

@@ -1,130 +1,207 @@
 /**
- * ResourceQuota admission (kubernetes plugin/pkg/admission/resourcequota): a
- * create is charged to every quota of its namespace that tracks it — `pods`,
- * `count/<resource>[.<group>]`, and for pods `requests.cpu|memory`,
- * `limits.cpu|memory` (and plain `cpu`/`memory`, meaning requests). The charge
- * is written to the quota's `status.used` with the resourceVersion it was read
- * at, so concurrent creates retry against each other and never exceed `hard`.
- * Deletions give the usage back. A quota without usage yet is counted from
- * etcd first.
+ * ResourceQuota admission (kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota):
+ * a write is charged to every quota of its namespace that tracks what it uses,
+ * counted by the evaluators the resourcequota controller uses too
+ * (@kubeling/component-helpers quota.ts): creates of any namespaced resource
+ * (`count/<resource>.<group>`, pods' compute resources, services' node ports
+ * and load balancers, claims' storage), and updates of services and claims by
+ * what they grow. Subresources are never charged.
+ *
+ * The charge is written to the quota's `status.used` at the resourceVersion it
+ * was read at, so concurrent writes retry against each other and never exceed
+ * `hard`; a quota that would be exceeded refuses the write with upstream's
+ * 403 message. Dry runs are checked but charge nothing.
+ *
+ * Two deliberate differences from upstream, both about a quota the controller
+ * has not computed yet: limits are read from `spec.hard` (upstream reads
+ * `status.hard`, so a new quota restricts nothing until the controller has
+ * seen it), and missing usage is counted from storage here instead of refusing
+ * with "status unknown for quota". And when an object is gone for good, the
+ * quotas that count its resource are recounted from storage (upstream leaves
+ * that to the controller's replenishment, which does the same recount).
  */
 import type { KubeObject, corev1, dsl } from '@kubeling/api';
-import { failure, intValue, isConflict, milliValue } from '@kubeling/apimachinery';
-import { podRequests } from '@kubeling/component-helpers';
+import { forbidden, isConflict, isNotFound } from '@kubeling/apimachinery';
+import {
+  addLists,
+  calculateUsage,
+  equalLists,
+  evaluatorFor,
+  exceededNames,
+  fromQuantityList,
+  maskList,
+  prettyPrintList,
+  quotaMatches,
+  removeZeros,
+  subtractNonNegative,
+  toQuantityList,
+  trackedResources,
+  type Evaluator,
+  type QuantityList,
+  type QuotaSpecLike,
+} from '@kubeling/component-helpers';
 import type { AdmissionAttributes, ValidatingAdmission } from './index.js';
 import type { ObjectLister, ObjectReader, StatusWriter } from './lookups.js';
 
 type ResourceQuota = dsl.Static<typeof corev1.ResourceQuota>;
 
-const fmt = (r: string, v: number) => (/cpu$/.test(r) ? (v % 1000 === 0 ? String(v / 1000) : `${v}m`) : String(v));
-const parse = (r: string, q: string | number) => (/cpu$/.test(r) ? milliValue(q) : intValue(q));
+const MAX_ATTEMPTS = 20;
+const FIELD_MANAGER = 'resourcequota-admission';
 
-function podLimits(spec: corev1.PodSpec): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const c of spec.containers ?? [])
-    for (const [r, q] of Object.entries(c.resources?.limits ?? {})) out[r] = (out[r] ?? 0) + (r === 'cpu' ? milliValue(q) : intValue(q));
-  return out;
-}
+const specOf = (q: KubeObject) => (q as ResourceQuota).spec as QuotaSpecLike | undefined;
+const grOf = (resource: string) => {
+  const i = resource.indexOf('/');
+  return { group: resource.slice(0, i), resource: resource.slice(i + 1) };
+};
 
 export class ResourceQuotaAdmission implements ValidatingAdmission {
   readonly name = 'ResourceQuota';
 
   constructor(
     private readonly quotas: () => ObjectReader & StatusWriter,
-    /** The objects of a resource (`group/resource`), to count a quota's usage from. */
+    /** The objects of a resource (`group/resource`), to count a quota's usage from; undefined when it is not served. */
     private readonly storeFor: (resource: string) => ObjectLister | undefined,
   ) {}
 
   handles(a: AdmissionAttributes): boolean {
-    return a.operation === 'CREATE' && !!a.namespace && a.resource !== '/resourcequotas' && a.resource !== '/events' && a.resource !== 'events.k8s.io/events';
+    if (!a.namespace || a.subresource) return false;
+    // Creating a namespace is never charged (it is not namespaced anyway).
+    return !!evaluatorFor(a.resource)?.handles(a.operation, undefined);
   }
 
-  /** What creating (or, negated, deleting) `obj` adds to each tracked name. */
-  private usage(obj: KubeObject, resource: string): Record<string, number> {
-    const [group, res] = resource.split('/') as [string, string];
-    const u: Record<string, number> = { [`count/${group ? `${res}.${group}` : res}`]: 1 };
-    if (resource === '/pods') {
-      u.pods = 1;
-      const req = podRequests((obj as corev1.Pod).spec ?? {});
-      const lim = podLimits((obj as corev1.Pod).spec ?? {});
-      for (const r of ['cpu', 'memory']) {
-        u[`requests.${r}`] = req[r] ?? 0;
-        u[r] = req[r] ?? 0;
-        u[`limits.${r}`] = lim[r] ?? 0;
-      }
-    }
-    for (const k of ['configmaps', 'secrets', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'resourcequotas'])
-      if (resource === `/${k}`) u[k] = 1;
-    return u;
+  /** Upstream's NewForbidden: `<resource> "<name>" is forbidden: <why>`. */
+  private forbidden(a: AdmissionAttributes, obj: KubeObject, why: string) {
+    return forbidden(grOf(a.resource), a.name ?? obj.metadata.name ?? '', why);
   }
 
-  /** Counts the tracked names from etcd for a quota that has no usage yet. */
-  private async count(ns: string, names: string[]): Promise<Record<string, number>> {
-    const used: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
-    const pods = names.some((n) => n === 'pods' || /^(requests|limits)\.|^(cpu|memory)$/.test(n) || n === 'count/pods');
-    for (const n of names) {
-      const m = /^count\/([^.]+)(?:\.(.+))?$/.exec(n) ?? (['configmaps', 'secrets', 'services', 'persistentvolumeclaims'].includes(n) ? [n, n, ''] : null);
-      if (!m || m[1] === 'pods') continue;
-      const store = this.storeFor(`${m[2] ?? ''}/${m[1]}`);
-      if (store) used[n] = (await store.list(ns, {})).items.length;
+  /** A quota's usage of `names` (of its hard names), from storage: the etcd-backed lists, not the watch cache. */
+  private async countFromStorage(ns: string, spec: QuotaSpecLike | undefined, names: readonly string[]): Promise<QuantityList> {
+    const lists = new Map<string, KubeObject[]>();
+    const served = (r: string) => this.storeFor(r) !== undefined;
+    const hard = names.filter((n) => spec?.hard?.[n] !== undefined);
+    const only: QuotaSpecLike = { ...spec, hard: Object.fromEntries(hard.map((n) => [n, spec!.hard![n]])) };
+    for (const r of trackedResources(hard, served)) {
+      const store = this.storeFor(r);
+      if (store) lists.set(r, (await store.list(ns, {})).items);
     }
-    if (pods) {
-      const list = (await this.storeFor('/pods')!.list(ns, {})).items.filter((p) => !['Succeeded', 'Failed'].includes((p as corev1.Pod).status?.phase ?? ''));
-      for (const p of list) {
-        const u = this.usage(p, '/pods');
-        for (const n of names) if (u[n] !== undefined) used[n] = (used[n] ?? 0) + u[n]!;
-      }
-    }
-    return used;
+    return calculateUsage(only, (r) => lists.get(r), served, Date.now()).used;
   }
 
-  private async charge(obj: KubeObject, a: AdmissionAttributes, sign: 1 | -1): Promise<void> {
-    const ns = a.namespace!;
-    // Which quotas exist comes from the watch cache; each charge reads the quota fresh.
+  async validate(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+    const e = evaluatorFor(a.resource);
+    if (!e || !a.namespace) return;
+    const ns = a.namespace;
+    // Which quotas exist comes from the watch cache; each charge reads its quota fresh.
     const { items } = await this.quotas().list(ns, { resourceVersion: '0' });
-    if (!items.length) return;
-    const delta = this.usage(obj, a.resource);
-    for (const q of items) {
-      const hard = (q as ResourceQuota).spec?.hard ?? {};
-      const tracked = Object.keys(hard).filter((n) => delta[n] !== undefined);
-      if (!tracked.length) continue;
-      for (let attempt = 0; attempt < 20; attempt++) {
-        const cur = await this.quotas().get(ns, q.metadata.name!);
-        const recorded = (cur as ResourceQuota).status?.used;
-        let used: Record<string, number>;
-        if (!recorded || tracked.some((n) => recorded[n] === undefined)) used = await this.count(ns, Object.keys(hard));
-        else used = Object.fromEntries(Object.entries(recorded).map(([n, v]) => [n, parse(n, v)]));
-        const next = { ...used };
-        const over: string[] = [];
-        for (const n of tracked) {
-          next[n] = Math.max(0, (used[n] ?? 0) + sign * delta[n]!);
-          if (sign > 0 && next[n]! > parse(n, hard[n]!)) over.push(n);
+    const matching = items.filter((q) => quotaMatches(e, specOf(q), obj));
+    if (!matching.length) return;
+    for (const q of matching) {
+      const why = e.constraints(e.matchingResources(Object.keys(specOf(q)?.hard ?? {})), obj);
+      if (why) throw this.forbidden(a, obj, `failed quota: ${q.metadata.name}: ${why}`);
+    }
+    const now = Date.now();
+    let delta = removeZeros(e.usage(obj, now));
+    // An update is charged what it adds (a create on update has no old object).
+    if (a.operation === 'UPDATE' && a.old?.metadata.resourceVersion) delta = removeZeros(subtractNonNegative(delta, e.usage(a.old, now)));
+    if (!Object.keys(delta).length) return;
+    await this.charge(
+      e,
+      obj,
+      a,
+      ns,
+      matching.map((q) => q.metadata.name!),
+      delta,
+    );
+  }
+
+  /**
+   * Checks every quota, then writes each; a quota whose write lost a race is
+   * read again and checked again (the others keep their charge).
+   */
+  private async charge(e: Evaluator, obj: KubeObject, a: AdmissionAttributes, ns: string, names: string[], delta: QuantityList): Promise<void> {
+    let pending = names;
+    let lastErr: unknown;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && pending.length; attempt++) {
+      const writes: { quota: KubeObject; hard: QuantityList; used: QuantityList }[] = [];
+      for (const name of pending) {
+        let quota: KubeObject;
+        try {
+          quota = await this.quotas().get(ns, name);
+        } catch (err) {
+          if (isNotFound(err)) continue;
+          throw err;
         }
+        const spec = specOf(quota);
+        const hard = toQuantityList(spec?.hard);
+        const requested = maskList(delta, Object.keys(hard));
+        if (!Object.keys(requested).length) continue;
+        let used = toQuantityList((quota as ResourceQuota).status?.used);
+        const unknown = e.matchingResources(Object.keys(hard)).filter((n) => !(n in used));
+        if (unknown.length) used = { ...(await this.countFromStorage(ns, spec, unknown)), ...used };
+        const next = addLists(used, requested);
+        const over = exceededNames(maskList(next, Object.keys(requested)), hard);
         if (over.length) {
-          const list = (f: (n: string) => string) => over.map(f).join(',');
-          throw failure(
-            'Forbidden',
-            `${a.resource.split('/')[1]} "${obj.metadata.name ?? ''}" is forbidden: exceeded quota: ${q.metadata.name}, requested: ${list((n) => `${n}=${fmt(n, delta[n]!)}`)}, used: ${list((n) => `${n}=${fmt(n, used[n] ?? 0)}`)}, limited: ${list((n) => `${n}=${hard[n]}`)}`,
+          throw this.forbidden(
+            a,
+            obj,
+            `exceeded quota: ${name}, requested: ${prettyPrintList(maskList(requested, over))}, used: ${prettyPrintList(maskList(used, over))}, limited: ${prettyPrintList(maskList(hard, over))}`,
           );
         }
-        const body = structuredClone(cur);
-        body.status = { hard, used: Object.fromEntries(Object.entries(next).map(([n, v]) => [n, fmt(n, v)])) };
+        writes.push({ quota, hard, used: next });
+      }
+      if (a.dryRun) return;
+      const left: string[] = [];
+      for (const w of writes) {
         try {
-          await this.quotas().update(ns, q.metadata.name!, body, 'status', { fieldManager: 'resourcequota-admission' });
+          await this.writeStatus(ns, w.quota, w.used);
+        } catch (err) {
+          if (!isConflict(err)) throw err;
+          lastErr = err;
+          left.push(w.quota.metadata.name!);
+        }
+      }
+      pending = left;
+    }
+    if (pending.length) throw lastErr;
+  }
+
+  private writeStatus(ns: string, quota: KubeObject, used: QuantityList): Promise<unknown> {
+    const body = structuredClone(quota) as ResourceQuota & KubeObject;
+    body.status = { hard: fromQuantityList(toQuantityList(specOf(quota)?.hard)), used: fromQuantityList(used) };
+    return this.quotas().update(ns, quota.metadata.name!, body, 'status', { fieldManager: FIELD_MANAGER });
+  }
+
+  /**
+   * An object is gone for good: the quotas of its namespace that count its
+   * resource (and have usage recorded) are recounted from storage.
+   */
+  async deleted(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
+    const e = evaluatorFor(a.resource);
+    const ns = obj.metadata.namespace;
+    if (!e || !ns) return;
+    const { items } = await this.quotas().list(ns, { resourceVersion: '0' });
+    for (const q of items) {
+      const names = e.matchingResources(Object.keys(specOf(q)?.hard ?? {}));
+      if (!names.length || !(q as ResourceQuota).status?.used) continue;
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        let quota: KubeObject;
+        try {
+          quota = await this.quotas().get(ns, q.metadata.name!);
+        } catch (err) {
+          if (isNotFound(err)) break;
+          throw err;
+        }
+        const counted = await this.countFromStorage(ns, specOf(quota), names);
+        const before = toQuantityList((quota as ResourceQuota).status?.used);
+        if (equalLists(maskList(before, Object.keys(counted)), counted)) break;
+        const used = { ...before, ...counted };
+        try {
+          await this.writeStatus(ns, quota, used);
           break;
-        } catch (e) {
-          if (!isConflict(e) || attempt === 19) throw e;
+        } catch (err) {
+          if (!isConflict(err)) throw err;
         }
       }
     }
-  }
-
-  validate(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
-    if (a.dryRun) return Promise.resolve();
-    return this.charge(obj, a, 1);
-  }
-
-  deleted(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
-    return this.charge(obj, a, -1);
   }
 }

@@ -50,6 +50,9 @@ function clusterRoleBinding(name: string, role: string, subjects: { kind: string
 }
 
 const group = (name: string) => ({ kind: 'Group', name });
+
+/** The kubernetes.io signers the controller-manager signs for. */
+const CSR_SIGNERS = ['kubernetes.io/kube-apiserver-client', 'kubernetes.io/kube-apiserver-client-kubelet', 'kubernetes.io/kubelet-serving'];
 const user = (name: string) => ({ kind: 'User', name });
 
 const VIEW_CORE = [
@@ -251,7 +254,23 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
       rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
       rule(['create'], [''], ['serviceaccounts/token']),
+      // The certificate controllers (system:controller:certificate-controller upstream).
+      rule(['approve'], ['certificates.k8s.io'], ['signers'], [CSR_SIGNERS[1]!]),
+      rule(['sign'], ['certificates.k8s.io'], ['signers'], [...CSR_SIGNERS, 'kubernetes.io/legacy-unknown']),
     ]),
+    // Who may ask for kubelet client certificates, and approve them by signer (bootstrappolicy's CSR roles).
+    clusterRole('system:node-bootstrapper', [rule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests'])]),
+    clusterRole('system:certificates.k8s.io:certificatesigningrequests:nodeclient', [
+      rule(['create'], ['certificates.k8s.io'], ['certificatesigningrequests/nodeclient']),
+    ]),
+    clusterRole('system:certificates.k8s.io:certificatesigningrequests:selfnodeclient', [
+      rule(['create'], ['certificates.k8s.io'], ['certificatesigningrequests/selfnodeclient']),
+    ]),
+    ...CSR_SIGNERS.map((signer) =>
+      clusterRole(`system:certificates.k8s.io:${signer.slice('kubernetes.io/'.length)}-approver`, [
+        rule(['approve'], ['certificates.k8s.io'], ['signers'], [signer]),
+      ]),
+    ),
     clusterRole('system:node', [
       rule(['create', 'get', 'list', 'watch'], [''], ['nodes']),
       rule(['patch', 'update'], [''], ['nodes', 'nodes/status']),
@@ -265,6 +284,7 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
       rule(['create'], ['authorization.k8s.io'], ['localsubjectaccessreviews', 'subjectaccessreviews']),
       rule(RO, ['node.k8s.io'], ['runtimeclasses']),
+      rule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests']),
     ]),
   ];
   const clusterRoleBindings = [

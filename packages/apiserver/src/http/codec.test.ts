@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
-import { MAX_DEPTH, MAX_YAML_DEPTH, negotiate, parseBody, scanJsonDepth, yamlDepth } from './codec.js';
+import { wire } from '@kubeling/api';
+import { MAX_DEPTH, MAX_YAML_DEPTH, encodeFor, negotiate, outputFormat, parseBody, scanJsonDepth, yamlDepth } from './codec.js';
 
 /** The real depth of a parsed value (arrays and maps count a level each). */
 function depthOf(v: unknown): number {
@@ -84,4 +85,28 @@ test('Accept: 406 only when no media range is one the apiserver serves', () => {
       bad,
     );
   }
+});
+
+test('the answer is protobuf when Accept lists protobuf before JSON and the kind has it; 406 when protobuf is all the client takes and the kind has none', () => {
+  const cg = 'application/vnd.kubernetes.protobuf, application/json';
+  assert.equal(outputFormat(cg, true), 'protobuf');
+  assert.equal(outputFormat(cg, false), 'json');
+  assert.equal(outputFormat('application/json, application/vnd.kubernetes.protobuf', true), 'json');
+  assert.equal(outputFormat('application/vnd.kubernetes.protobuf;q=0.5, application/yaml', true), 'yaml');
+  assert.equal(outputFormat('application/vnd.kubernetes.protobuf;stream=watch', true), 'protobuf');
+  assert.equal(outputFormat(undefined, true), 'json');
+  assert.doesNotThrow(() => negotiate('application/vnd.kubernetes.protobuf', { protobuf: true }));
+  assert.doesNotThrow(() => negotiate(cg, { protobuf: false }));
+  assert.throws(
+    () => negotiate('application/vnd.kubernetes.protobuf', { protobuf: false }),
+    (e: any) => e.status.code === 406,
+  );
+  const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound', metadata: {} };
+  const pb = encodeFor(status, cg);
+  assert.equal(pb.contentType, 'application/vnd.kubernetes.protobuf');
+  assert.deepEqual(wire.decodeObject(pb.payload as Buffer), { apiVersion: 'v1', kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 });
+  // Kinds without protobuf (a Table) are JSON, in Go's key order.
+  const table = encodeFor({ apiVersion: 'meta.k8s.io/v1', kind: 'Table', columnDefinitions: [], rows: [], metadata: {} }, cg);
+  assert.equal(table.contentType, 'application/json');
+  assert.equal(table.payload, '{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{},"columnDefinitions":[],"rows":[]}');
 });

@@ -3,10 +3,10 @@
  * strict/warn/ignore field validation, and the upstream wording of decode
  * errors (`... cannot be handled as a Deployment: strict decoding error: ...`).
  */
-import { checkAgainstSchema, jsonNumberText, type KubeObject, type NumberText, type ResourceDef, typeErrorMessage } from '@kubeling/api';
+import { checkAgainstSchema, jsonNumberText, type KubeObject, type NumberText, type ResourceDef, typeErrorMessage, wire } from '@kubeling/api';
 import { StatusError, badRequest, goJSONSyntaxError, isPlainObject, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
 import YAML from 'yaml';
-import { decodeProtobufBody } from './protobuf.js';
+import { decodeProtobufBody, encodeProtobufBody } from './protobuf.js';
 
 export const JSON_TYPE = 'application/json';
 export const YAML_TYPE = 'application/yaml';
@@ -321,23 +321,41 @@ export function fieldValidationOf(v: string | undefined): FieldValidation {
 const SERVED = new Set(['*/*', 'application/*', JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE]);
 const META_AS = new Set(['Table', 'PartialObjectMetadata', 'PartialObjectMetadataList']);
 
-/**
- * 406 unless one of the media ranges of `Accept` is one the apiserver serves:
- * JSON, YAML, protobuf or a wildcard, as itself or as a meta.k8s.io Table or
- * partial-metadata conversion of a version that exists.
- */
-export function negotiate(accept: string | undefined): void {
-  if (!accept?.trim()) return;
-  for (const part of accept.split(',')) {
-    const [type, ...rest] = part.split(';').map((s) => s.trim());
-    if (!SERVED.has((type ?? '').toLowerCase())) continue;
+interface AcceptClause {
+  type: string;
+  params: Map<string, string>;
+}
+
+/** The media ranges of `Accept` that are not refused (`q=0`), highest `q` first, in their order otherwise (as goautoneg sorts them). */
+export function acceptClauses(accept: string | undefined): AcceptClause[] {
+  const out: (AcceptClause & { q: number; i: number })[] = [];
+  for (const [i, part] of (accept ?? '').split(',').entries()) {
+    const [type, ...rest] = part.split(';').map((x) => x.trim());
+    if (!type) continue;
     const params = new Map(
       rest.map((p) => {
-        const i = p.indexOf('=');
-        return [p.slice(0, i).trim().toLowerCase(), p.slice(i + 1).trim()] as [string, string];
+        const eq = p.indexOf('=');
+        return (eq < 0 ? [p.toLowerCase(), ''] : [p.slice(0, eq).trim().toLowerCase(), p.slice(eq + 1).trim()]) as [string, string];
       }),
     );
-    if (params.get('q') === '0') continue;
+    const q = params.has('q') ? Number(params.get('q')) : 1;
+    if (!(q > 0)) continue;
+    out.push({ type: type.toLowerCase(), params, q, i });
+  }
+  return out.sort((a, b) => b.q - a.q || a.i - b.i);
+}
+
+/**
+ * 406 unless one of the media ranges of `Accept` is one the apiserver serves:
+ * JSON, YAML, protobuf (unless the resource has no protobuf encoding: `protobuf:
+ * false`) or a wildcard, as itself or as a meta.k8s.io Table or partial-metadata
+ * conversion of a version that exists.
+ */
+export function negotiate(accept: string | undefined, opts: { protobuf?: boolean } = {}): void {
+  if (!accept?.trim()) return;
+  for (const { type, params } of acceptClauses(accept)) {
+    if (!SERVED.has(type)) continue;
+    if (type === PROTOBUF_TYPE && opts.protobuf === false) continue;
     const as = params.get('as');
     if (as === undefined || as === '') return;
     if (META_AS.has(as) && params.get('g') === 'meta.k8s.io' && (params.get('v') === 'v1' || params.get('v') === 'v1beta1')) return;
@@ -345,18 +363,45 @@ export function negotiate(accept: string | undefined): void {
   throw notAcceptable([JSON_TYPE, YAML_TYPE, PROTOBUF_TYPE]);
 }
 
-/** Whether the client prefers YAML to JSON. */
-export function wantsYaml(accept: string | undefined): boolean {
-  if (!accept) return false;
-  for (const part of accept.split(',')) {
-    const mt = part.split(';')[0]!.trim().toLowerCase();
-    if (mt === JSON_TYPE || mt === '*/*' || mt === 'application/*') return false;
-    if (mt === YAML_TYPE) return true;
+export type OutputFormat = 'json' | 'yaml' | 'protobuf';
+
+/**
+ * The encoding of an answer: the first media range of `Accept` the server can
+ * write it in. Protobuf only for kinds that have it (Tables, discovery and
+ * unknown kinds are JSON when the client takes JSON too); JSON by default.
+ */
+export function outputFormat(accept: string | undefined, protobuf: boolean): OutputFormat {
+  for (const { type } of acceptClauses(accept)) {
+    if (type === PROTOBUF_TYPE) {
+      if (protobuf) return 'protobuf';
+    } else if (type === YAML_TYPE) return 'yaml';
+    else if (type === JSON_TYPE || type === '*/*' || type === 'application/*') return 'json';
   }
-  return false;
+  return 'json';
 }
 
-export function encode(body: unknown, yaml: boolean): { payload: string; contentType: string } {
-  if (yaml) return { payload: YAML.stringify(body, { aliasDuplicateObjects: false }), contentType: YAML_TYPE };
-  return { payload: JSON.stringify(body), contentType: JSON_TYPE };
+/** Whether the client prefers YAML to JSON. */
+export function wantsYaml(accept: string | undefined): boolean {
+  return outputFormat(accept, false) === 'yaml';
 }
+
+/**
+ * A body as JSON or YAML, written as Go writes it (wire.toGoJson: Go struct
+ * order, zero values of fields without omitempty). The only place answers are
+ * serialized to text: watch events use it too.
+ */
+export function encode(body: unknown, yaml: boolean): { payload: string; contentType: string } {
+  // sigs.k8s.io/yaml converts the JSON through a map: YAML keys come out sorted.
+  if (yaml) return { payload: YAML.stringify(wire.toGoJson(body), { aliasDuplicateObjects: false, sortMapEntries: true }), contentType: YAML_TYPE };
+  return { payload: wire.goJsonText(body), contentType: JSON_TYPE };
+}
+
+/** A body in the encoding `Accept` asks for: protobuf (for kinds that have it), YAML or JSON. */
+export function encodeFor(body: unknown, accept: string | undefined): { payload: string | Buffer; contentType: string } {
+  const pb = acceptsProtobuf(accept) ? encodeProtobufBody(body) : undefined;
+  const format = outputFormat(accept, pb !== undefined);
+  if (format === 'protobuf' && pb) return { payload: pb, contentType: PROTOBUF_TYPE };
+  return encode(body, format === 'yaml');
+}
+
+const acceptsProtobuf = (accept: string | undefined): boolean => accept?.toLowerCase().includes(PROTOBUF_TYPE) === true;

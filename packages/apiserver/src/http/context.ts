@@ -14,11 +14,10 @@ import {
   PROTOBUF_TYPE,
   YAML_TYPE,
   checkObjectBody,
-  encode,
+  encodeFor,
   mediaType,
   parseBodyFull,
   summarizeBody,
-  wantsYaml,
   type FieldValidation,
   type ParsedBody,
 } from './codec.js';
@@ -52,10 +51,10 @@ export interface HandlerContext {
   authenticator?: Authenticator;
 }
 
-/** The answer, as JSON or YAML per Accept, with warnings as `Warning: 299` headers. */
+/** The answer, as JSON, YAML or protobuf per Accept, with warnings as `Warning: 299` headers. */
 export function send(c: HandlerContext, code: number, body: unknown, warnings: string[] = []) {
   for (const w of warnings) c.reply.header('Warning', `299 - ${JSON.stringify(w)}`);
-  const { payload, contentType } = encode(body, wantsYaml(c.req.headers.accept));
+  const { payload, contentType } = encodeFor(body, c.req.headers.accept);
   return c.reply.code(code).type(contentType).send(payload);
 }
 

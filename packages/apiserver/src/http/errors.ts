@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { StatusError, badRequest, internalError, notFoundPath, requestEntityTooLarge, unsupportedMediaType } from '@kubeling/apimachinery';
-import { BODY_TYPES, PATCH_TYPES, encode, wantsYaml } from './codec.js';
+import { BODY_TYPES, PATCH_TYPES, encodeFor } from './codec.js';
 
 export const MAX_HEADER_BYTES = 1 << 20;
 
@@ -41,7 +41,8 @@ export function clientErrorHandler(err: Error & { code?: string; reason?: string
 }
 
 export function sendStatus(reply: FastifyReply, err: StatusError): FastifyReply {
-  const { payload, contentType } = encode(err.status, wantsYaml(reply.request.headers.accept));
+  // A Status in the client's encoding (protobuf too), with the error's HTTP code.
+  const { payload, contentType } = encodeFor(err.status, reply.request.headers.accept);
   if (err.status.details?.retryAfterSeconds) reply.header('Retry-After', String(err.status.details.retryAfterSeconds));
   return reply.code(err.status.code).type(contentType).send(payload);
 }

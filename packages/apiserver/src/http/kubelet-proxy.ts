@@ -40,12 +40,15 @@ function containerOf(pod: KubeObject, asked: string | undefined): string {
         `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`,
       );
   }
-  if (!names.includes(container) && !inits.includes(container)) throw badRequest(`container ${container} is not valid for pod ${name}`);
+  // Ephemeral containers are valid too (upstream's podHasContainerWithName visits every container type).
+  const ephemeral = ((spec as { ephemeralContainers?: { name: string }[] }).ephemeralContainers ?? []).map((x) => x.name);
+  if (!names.includes(container) && !inits.includes(container) && !ephemeral.includes(container))
+    throw badRequest(`container ${container} is not valid for pod ${name}`);
   return container;
 }
 
 /** The kubelet of the pod's node: its URL for `path`, and the client credentials to use. */
-async function kubeletURL(c: HandlerContext, pod: KubeObject, path: string): Promise<URL> {
+export async function kubeletURL(c: HandlerContext, pod: KubeObject, path: string): Promise<URL> {
   const spec = (pod.spec ?? {}) as PodSpec;
   if (!spec.nodeName) throw badRequest(`pod ${pod.metadata.name} does not have a host assigned`);
   const node = await c.registry
@@ -60,8 +63,28 @@ async function kubeletURL(c: HandlerContext, pod: KubeObject, path: string): Pro
   return new URL(`${c.opts.kubeletClient ? 'https' : 'http'}://${ip.includes(':') ? `[${ip}]` : ip}:${port}${path}`);
 }
 
+/**
+ * A WebSocket upgrade is a GET, which the authorization filter judged as
+ * `get`: the pod's streaming subresources also need `create` on it, as
+ * upstream requires from 1.35 (AuthorizePodWebsocketUpgradeCreatePermission).
+ */
+export function requireCreateForGet(c: HandlerContext, ns: string | undefined, subresource: string): void {
+  if (c.req.method !== 'GET' || !c.authorizer || !c.req.user) return;
+  const attrs: Attributes = {
+    user: c.req.user,
+    verb: 'create',
+    isResourceRequest: true,
+    ...(ns ? { namespace: ns } : {}),
+    apiGroup: '',
+    resource: 'pods',
+    subresource,
+    name: c.info.name,
+  };
+  if (!c.authorizer.authorize(attrs).allowed) throw failure('Forbidden', forbiddenMessage(attrs), { kind: 'pods', name: c.info.name });
+}
+
 /** A kubelet's error answer as the Status the client gets. */
-async function kubeletError(res: IncomingMessage): Promise<StatusError> {
+export async function kubeletError(res: IncomingMessage): Promise<StatusError> {
   const code = res.statusCode ?? 502;
   const text = await readText(res);
   let body: { message?: string } | undefined;
@@ -128,19 +151,7 @@ export async function podLogs(c: HandlerContext, store: Store, ns: string | unde
  */
 export async function podStream(c: HandlerContext, store: Store, ns: string | undefined, kind: 'exec' | 'attach') {
   const q = c.req.query as Query;
-  if (c.req.method === 'GET' && c.authorizer && c.req.user) {
-    const attrs: Attributes = {
-      user: c.req.user,
-      verb: 'create',
-      isResourceRequest: true,
-      ...(ns ? { namespace: ns } : {}),
-      apiGroup: '',
-      resource: 'pods',
-      subresource: kind,
-      name: c.info.name,
-    };
-    if (!c.authorizer.authorize(attrs).allowed) throw failure('Forbidden', forbiddenMessage(attrs), { kind: 'pods', name: c.info.name });
-  }
+  requireCreateForGet(c, ns, kind);
   const pod = await store.get(ns, c.info.name);
   const container = containerOf(pod, q1(q, 'container'));
   const raw = q.command;

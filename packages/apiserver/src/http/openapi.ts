@@ -4,13 +4,16 @@
  * every kind's schema under `components.schemas` (named definitions become `$ref`s)
  * and its operations, the PATCH one listing `fieldValidation` — which is what
  * tells kubectl to validate on the server — and `x-kubernetes-group-version-kind`.
+ *
+ * The schema conversion (`SchemaBuilder`) is shared with OpenAPI v2 (openapi-v2.ts):
+ * the same kind schemas, written in either dialect.
  */
 import { createHash } from 'node:crypto';
 import { apiVersionOf, autoscalingv1, groupVersions, ObjectMeta, ListMeta, resources, type ResourceDef } from '@kubeling/api';
 import { VERSION_INFO } from '../version.js';
 
-type Json = Record<string, unknown>;
-type Node = Json & {
+export type Json = Record<string, unknown>;
+export type Node = Json & {
   $id?: string;
   type?: string;
   properties?: Record<string, Node>;
@@ -22,6 +25,8 @@ type Node = Json & {
 };
 
 const QUANTITY = 'io.k8s.apimachinery.pkg.api.resource.Quantity';
+const INT_OR_STRING = 'io.k8s.apimachinery.pkg.util.intstr.IntOrString';
+const QUANTITY_DOC = 'Quantity is a fixed-point representation of a number, such as 100m or 1Gi.';
 
 const ref = (id: string) => `#/components/schemas/${id}`;
 
@@ -32,27 +37,51 @@ function extensions(n: Node): Json {
   return out;
 }
 
-class Builder {
+/**
+ * Converts kind schemas to OpenAPI schemas, registering each named definition once.
+ * `v3` writes `components.schemas` (a described reference is `allOf: [$ref]`, as
+ * kube-openapi's v3 builder does); `v2` writes swagger 2.0 `definitions`, where a
+ * reference carries its description beside `$ref`, Quantity and IntOrString are
+ * `string` definitions (k8s.io/kube-openapi pkg/builder, the api/openapi-spec/swagger.json
+ * shape) and properties are sorted by name, as Go's JSON encoding of the spec's maps does.
+ */
+export class SchemaBuilder {
   readonly schemas: Record<string, Json> = {};
+  constructor(readonly dialect: 'v2' | 'v3' = 'v3') {}
+
+  ref(id: string): string {
+    return this.dialect === 'v2' ? `#/definitions/${id}` : ref(id);
+  }
 
   /** The OpenAPI form of a schema node, registering named definitions. */
   convert(n: Node, isRoot = false): Json {
     const own = n['x-kubeling-field-description'] as string | undefined;
+    const v2 = this.dialect === 'v2';
     if (n.$id && !isRoot) {
       this.define(n);
       const description = own;
+      if (v2) return description ? { $ref: this.ref(n.$id), description } : { $ref: this.ref(n.$id) };
       return description ? { allOf: [{ $ref: ref(n.$id) }], description, default: {} } : { $ref: ref(n.$id) };
     }
     const desc = own ?? n.description;
     const base: Json = desc ? { description: desc } : {};
     if (n['x-kubeling-quantity']) {
-      this.schemas[QUANTITY] ??= {
-        description: 'Quantity is a fixed-point representation of a number, such as 100m or 1Gi.',
-        oneOf: [{ type: 'string' }, { type: 'number' }],
-      };
+      if (v2) {
+        this.schemas[QUANTITY] ??= { description: QUANTITY_DOC, type: 'string' };
+        return { $ref: this.ref(QUANTITY), ...base };
+      }
+      this.schemas[QUANTITY] ??= { description: QUANTITY_DOC, oneOf: [{ type: 'string' }, { type: 'number' }] };
       return { ...base, allOf: [{ $ref: ref(QUANTITY) }] };
     }
     if (n['x-kubernetes-int-or-string']) {
+      if (v2) {
+        this.schemas[INT_OR_STRING] ??= {
+          description: 'IntOrString is a type that can hold an int32 or a string.',
+          format: 'int-or-string',
+          type: 'string',
+        };
+        return { $ref: this.ref(INT_OR_STRING), ...base };
+      }
       return { ...base, 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] };
     }
     if (n['x-kubernetes-preserve-unknown-fields']) return { ...base, type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
@@ -60,7 +89,8 @@ class Builder {
       case 'object': {
         if (n.properties) {
           const props: Json = {};
-          for (const [k, v] of Object.entries(n.properties)) props[k] = this.convert(v);
+          const names = Object.keys(n.properties);
+          for (const k of v2 ? names.sort() : names) props[k] = this.convert(n.properties[k]!);
           return { ...base, type: 'object', properties: props, ...(n.required?.length ? { required: [...n.required] } : {}), ...extensions(n) };
         }
         const value = n.patternProperties ? Object.values(n.patternProperties)[0] : undefined;
@@ -92,7 +122,8 @@ class Builder {
   }
 }
 
-const COMMON_PARAMS = {
+/** Query parameters of the write operations (their descriptions serve OpenAPI v2 too). */
+export const COMMON_PARAMS = {
   pretty: { name: 'pretty', in: 'query', description: "If 'true', then the output is pretty printed.", schema: { type: 'string' } },
   dryRun: { name: 'dryRun', in: 'query', description: 'When present, indicates that modifications should not be persisted.', schema: { type: 'string' } },
   fieldManager: {
@@ -264,7 +295,7 @@ function operations(r: ResourceDef, schemaId: string, listId: string): Record<st
 }
 
 function buildDocument(group: string, version: string, scaleSchema: Node | undefined): Json {
-  const b = new Builder();
+  const b = new SchemaBuilder();
   const paths: Record<string, Json> = {};
   b.define(ObjectMeta as unknown as Node);
   b.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.Patch'] = {

@@ -130,7 +130,7 @@ export function writeContext(c: HandlerContext): WriteContext {
     dryRun: values.length > 0,
     warnings: [],
     fieldManager: fm || managerFromUserAgent(c.req.headers['user-agent']),
-    ...(user ? { user: { name: user.name, groups: user.groups } } : {}),
+    ...(user ? { user: { name: user.name, groups: user.groups, ...(user.uid ? { uid: user.uid } : {}), ...(user.extra ? { extra: user.extra } : {}) } } : {}),
   };
 }
 

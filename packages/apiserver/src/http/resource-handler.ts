@@ -9,6 +9,7 @@ import { fieldValidationOf, negotiate } from './codec.js';
 import { checkName, checkNamespace, decodeObject, send, type HandlerContext } from './context.js';
 import { deleteOptions, includeObject, listQuery, writeContext } from './options.js';
 import { patch } from './patch.js';
+import { hasProtobuf } from './protobuf.js';
 import { q1, type Query } from './request-info.js';
 import { handleSubresource, handleVirtual } from './subresources.js';
 import { tableWanted, toTable } from './table.js';
@@ -21,7 +22,11 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
   const q = c.req.query as Query;
   if (def.namespaced === false && c.req.url.includes('/namespaces/') && def.resource !== 'namespaces') throw notFoundPath();
   if (info.subresource && !def.subresources[info.subresource]) throw notFoundPath();
-  negotiate(c.req.headers.accept);
+  // Only JSON and YAML for kinds without a protobuf encoding: 406 when the client takes nothing else.
+  negotiate(c.req.headers.accept, { protobuf: hasProtobuf(def.group ? `${def.group}/${def.version}` : def.version, def.kind) });
+  // Deprecated kinds warn on every request (pkg/endpoints/deprecation: "<group/version> <Kind> is deprecated in v1.19+").
+  if (def.deprecatedSince)
+    c.reply.header('Warning', `299 - "${def.group ? `${def.group}/` : ''}${def.version} ${def.kind} is deprecated in v${def.deprecatedSince}+"`);
   const verb = info.verb;
   // PUT and PATCH name an object; POST makes one in a collection (or acts on a subresource).
   if (!info.name && (verb === 'update' || verb === 'patch')) throw methodNotAllowed();

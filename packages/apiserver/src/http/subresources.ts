@@ -1,6 +1,6 @@
 /**
- * The subresources every client relies on — status and finalize (the parent's
- * update), scale, binding, log, exec/attach, token — and the create-only
+ * The subresources every client relies on — status, finalize and
+ * ephemeralcontainers (the parent's update), scale, binding, log, exec/attach, token — and the create-only
  * kinds that store nothing (bindings and the reviews). The HTTP layer only
  * decodes, dispatches and encodes; what each one does lives in the registry.
  */
@@ -11,11 +11,14 @@ import { selfSubjectReview, tokenReview } from '../registry/authentication/revie
 import { createTokenRequest } from '../registry/authentication/tokenrequest.js';
 import { selfSubjectRulesReview, subjectAccessReview } from '../registry/authorization/reviews.js';
 import { bindPod } from '../registry/core/binding.js';
+import { evictPod } from '../registry/core/eviction.js';
 import { getComponentStatus, listComponentStatuses } from '../registry/core/componentstatuses.js';
 import type { Store } from '../registry/store.js';
 import { PATCH_TYPES, checkObjectBody, fieldValidationOf, mediaType, parseBody } from './codec.js';
 import { checkName, checkNamespace, decodeObject, send, type HandlerContext } from './context.js';
 import { podLogs, podStream } from './kubelet-proxy.js';
+import { proxySubresource } from './proxy.js';
+import { podPortForward } from './proxy-portforward.js';
 import { includeObject, writeContext } from './options.js';
 import { applyPatch, patch } from './patch.js';
 import { q1, type Query } from './request-info.js';
@@ -32,7 +35,9 @@ export async function handleSubresource(c: HandlerContext, store: Store, ns: str
   if (!verbs.includes(verb)) throw methodNotAllowed();
   switch (sub) {
     case 'status':
-    case 'finalize': {
+    case 'finalize':
+    case 'approval':
+    case 'ephemeralcontainers': {
       if (verb === 'get') return send(c, 200, await store.get(ns, info.name));
       const ctx = writeContext(c);
       if (verb === 'patch') {
@@ -49,11 +54,19 @@ export async function handleSubresource(c: HandlerContext, store: Store, ns: str
       return scale(c, store, ns);
     case 'binding':
       return send(c, 201, await bindPod(store, ns, info.name, parseBody(c.req.body as Buffer | undefined, contentTypeOf(c)), writeContext(c)));
+    case 'eviction': {
+      const stores = { pods: store, pdbs: c.registry.get('policy/v1/poddisruptionbudgets') };
+      return send(c, 201, await evictPod(stores, ns!, info.name, parseBody(c.req.body as Buffer | undefined, contentTypeOf(c)), writeContext(c)));
+    }
     case 'log':
       return podLogs(c, store, ns);
     case 'exec':
     case 'attach':
       return podStream(c, store, ns, sub);
+    case 'portforward':
+      return podPortForward(c, store, ns);
+    case 'proxy':
+      return proxySubresource(c, ns);
     case 'token': {
       if (!c.saTokens) throw failure('ServiceUnavailable', 'no service account token signing key is configured');
       const body = parseBody(c.req.body as Buffer | undefined, contentTypeOf(c));

@@ -12,8 +12,10 @@ import { col, NAME, type Column, type Printer } from './printers/columns.js';
 import { corePrinters } from './printers/core.js';
 import { groupPrinters } from './printers/groups.js';
 import { workloadPrinters } from './printers/workloads.js';
+import { flowcontrolPrinters } from './printers/flowcontrol.js';
+import { networkingPrinters } from './printers/networking.js';
 
-const printers: Record<string, Printer> = { ...corePrinters, ...workloadPrinters, ...groupPrinters };
+const printers: Record<string, Printer> = { ...corePrinters, ...workloadPrinters, ...groupPrinters, ...flowcontrolPrinters, ...networkingPrinters };
 
 const DEFAULT_PRINTER: Printer = {
   columns: [NAME, col('Created At', 'CreationTimestamp is a timestamp representing the server time when this object was created.', { type: 'date' })],

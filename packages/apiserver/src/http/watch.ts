@@ -1,9 +1,11 @@
 /**
- * Streams a watch as chunked NDJSON on the raw response: one `{"type","object"}`
- * per line, flushed as written; BOOKMARKs at an interval when asked; an ERROR event
- * (410 Expired) when the start revision is gone; the stream ends at
- * `timeoutSeconds` (or a random 30–60 min), when the client goes away, or when a
- * slow client falls too far behind.
+ * Streams a watch on the raw response, chunked: as NDJSON, one `{"type","object"}`
+ * per line, or — when the client asks for protobuf first — as length-prefixed
+ * frames of enveloped meta/v1 WatchEvents (`application/vnd.kubernetes.protobuf;stream=watch`,
+ * apiserver pkg/endpoints/handlers/watch.go); flushed as written. BOOKMARKs at an
+ * interval when asked; an ERROR event (410 Expired) when the start revision is
+ * gone; the stream ends at `timeoutSeconds` (or a random 30–60 min), when the
+ * client goes away, or when a slow client falls too far behind.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '@kubeling/api';
@@ -12,7 +14,9 @@ import type { CacheEvent, EventType } from '../storage/cacher.js';
 import type { Store } from '../registry/store.js';
 import { parseResourceVersion } from '../registry/versions.js';
 import type { HandlerContext } from './context.js';
+import { PROTOBUF_TYPE, encode, outputFormat } from './codec.js';
 import { includeObject, listQuery } from './options.js';
+import { encodeProtobufBody, hasProtobuf, protobufWatchFrame } from './protobuf.js';
 import { tableWanted, toTable } from './table.js';
 import type { Query } from './request-info.js';
 
@@ -20,8 +24,10 @@ export interface WatchStreamOptions {
   timeoutSeconds: number;
   bookmarks: boolean;
   bookmarkIntervalMs: number;
-  /** Encodes an object for an event (the resource's external form). */
-  encode(obj: KubeObject, ev?: CacheEvent): string;
+  /** Events as protobuf frames rather than JSON lines. */
+  protobuf?: boolean;
+  /** Encodes an object for an event (the resource's external form): JSON text, or its protobuf envelope. */
+  encode(obj: KubeObject, ev?: CacheEvent): string | Buffer;
   /** The latest revision the stream is known to be current with. */
   currentRevision(): number;
   /** BOOKMARK object skeleton: apiVersion + kind. */
@@ -43,7 +49,8 @@ export class WatchStream {
     private readonly opts: WatchStreamOptions,
   ) {
     res.writeHead(200, {
-      'Content-Type': 'application/json',
+      // JSON keeps its plain media type; other encodings say `stream=watch` (upstream handlers/watch.go).
+      'Content-Type': opts.protobuf ? `${PROTOBUF_TYPE};stream=watch` : 'application/json',
       'Transfer-Encoding': 'chunked',
       'Cache-Control': 'no-cache, private',
     });
@@ -67,7 +74,18 @@ export class WatchStream {
     if (this.closed) return;
     const rev = Number(obj.metadata.resourceVersion ?? 0);
     if (rev > this.lastRev) this.lastRev = rev;
-    this.write(`{"type":"${type}","object":${this.opts.encode(obj, ev)}}\n`);
+    this.send(type, this.opts.encode(obj, ev));
+  }
+
+  /** One event: a JSON line, or a protobuf frame around the object's envelope. */
+  private send(type: string, object: string | Buffer): void {
+    if (this.opts.protobuf) this.write(protobufWatchFrame(type, typeof object === 'string' ? Buffer.from(object) : object));
+    else this.write(`{"type":"${type}","object":${String(object)}}\n`);
+  }
+
+  /** A BOOKMARK's object or an ERROR's Status in the stream's encoding. */
+  private body(obj: unknown): string | Buffer {
+    return (this.opts.protobuf && encodeProtobufBody(obj)) || encode(obj, false).payload;
   }
 
   bookmark(annotations?: Record<string, string>): void {
@@ -75,18 +93,18 @@ export class WatchStream {
     const rv = Math.max(this.lastRev, this.opts.currentRevision());
     this.lastRev = rv;
     const obj = { ...this.opts.typeMeta, metadata: { resourceVersion: String(rv), ...(annotations ? { annotations } : {}) } };
-    this.write(`{"type":"BOOKMARK","object":${JSON.stringify(obj)}}\n`);
+    this.send('BOOKMARK', this.body(obj));
   }
 
   /** Sends an ERROR event with the Status of `err`, then ends the stream. */
   error(err: unknown): void {
     if (this.closed) return;
     const status = err instanceof StatusError ? err.status : internalError('watch ended unexpectedly').status;
-    this.write(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
+    this.send('ERROR', this.body(status));
     this.close();
   }
 
-  private write(line: string): void {
+  private write(line: string | Buffer): void {
     this.res.write(line);
     if (this.res.writableLength > (this.opts.maxBufferedBytes ?? 32 * 1024 * 1024)) this.close();
   }
@@ -104,6 +122,9 @@ export class WatchStream {
     return this.closed;
   }
 }
+
+/** The protobuf envelope of each cache event's object, shared by every protobuf watcher of the event. */
+const protobufOfEvent = new WeakMap<CacheEvent, string | Buffer>();
 
 /** GET ...?watch: a watch of the collection (or of one object, on the /watch/ paths) as a chunked stream. */
 export async function serveWatch(c: HandlerContext, store: Store, ns: string | undefined) {
@@ -123,18 +144,28 @@ export async function serveWatch(c: HandlerContext, store: Store, ns: string | u
   const include = includeObject(q);
   let columnsSent = false;
   const cacheable = !store.strategy.toExternal && !table;
+  // Protobuf when the client asks for it before JSON (Tables are JSON).
+  const protobuf = !table && outputFormat(c.req.headers.accept, hasProtobuf(typeMeta.apiVersion, typeMeta.kind)) === 'protobuf';
+  const encodeObject = (obj: KubeObject): string | Buffer => (protobuf && encodeProtobufBody(obj)) || encode(obj, false).payload;
   const stream = new WatchStream(c.req.raw, c.reply.raw, {
     timeoutSeconds,
     bookmarks: opts.allowWatchBookmarks,
     bookmarkIntervalMs: c.opts.bookmarkIntervalMs,
+    protobuf,
     encode: (obj, ev) => {
       if (table) {
         const t = toTable(c.def.group, c.def.resource, [store.external(obj)], { resourceVersion: obj.metadata.resourceVersion }, include, !columnsSent, table);
         columnsSent = true;
-        return JSON.stringify(t);
+        return encode(t, false).payload;
       }
-      if (cacheable && ev && ev.obj === obj) return (ev.json ??= JSON.stringify(store.external(obj)));
-      return JSON.stringify(store.external(obj));
+      // Every watcher of an event shares its encoding (computed once per event and encoding).
+      if (cacheable && ev && ev.obj === obj) {
+        if (!protobuf) return (ev.json ??= encode(store.external(obj), false).payload);
+        let pb = protobufOfEvent.get(ev);
+        if (!pb) protobufOfEvent.set(ev, (pb = encodeObject(store.external(obj))));
+        return pb;
+      }
+      return encodeObject(store.external(obj));
     },
     currentRevision: () => store.cacher.rev,
     typeMeta,

@@ -8,7 +8,7 @@
  * over from the stored object.
  */
 import { randomUUID } from 'node:crypto';
-import type { KubeObject } from '@kubeling/api';
+import { wire, type KubeObject } from '@kubeling/api';
 import { failure, rfc3339 } from '@kubeling/apimachinery';
 
 /** Sets a new object's system fields; `generation` is 1 where the resource keeps one. */
@@ -61,9 +61,12 @@ export function stripRV(o: KubeObject): unknown {
   return { ...rest, metadata: meta };
 }
 
-/** Everything but metadata and status: what bumps `generation`. */
+/**
+ * Everything but metadata and status, as Go holds it (a zero non-pointer field
+ * and an absent one are the same value): what bumps `generation`.
+ */
 export function specOf(o: KubeObject): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(o)) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
+  for (const [k, v] of Object.entries(wire.toGoJson(o))) if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
   return out;
 }

@@ -28,6 +28,7 @@ import {
 } from '@kubeling/apimachinery';
 import { fillSystemFields, keepSystemMeta, specOf } from './meta.js';
 import type { Strategy } from './strategy.js';
+import type { WriteContext } from './store.js';
 
 /** What the create and update rules need to know of a resource (a Store is one). */
 export interface RestScope {
@@ -48,14 +49,14 @@ export function invalidObject(gk: { group: string; kind: string }, name: string,
 }
 
 /** Prepares a new object for mutating admission: the steps of BeforeCreate before validation. */
-export function beforeCreate(scope: RestScope, obj: KubeObject, namespace: string | undefined): void {
+export function beforeCreate(scope: RestScope, obj: KubeObject, namespace: string | undefined, user?: WriteContext['user']): void {
   const meta = obj.metadata;
   if (!scope.def.namespaced) delete meta.namespace;
   else if (namespace !== undefined) meta.namespace = namespace;
   if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
   // System fields are the server's (rest.FillObjectMetaSystemFields).
   fillSystemFields(obj, !!scope.strategy.generation);
-  scope.strategy.prepareForCreate?.(obj);
+  scope.strategy.prepareForCreate?.(obj, user);
   scope.strategy.defaults?.(obj);
 }
 
@@ -95,11 +96,17 @@ export function beforeUpdate(
     return next;
   }
   if (subresource === 'status') {
+    // The status and the object's metadata are taken; the rest stays (upstream status strategies reset the spec).
     const next = structuredClone(old);
     next.status = obj.status;
+    next.metadata = obj.metadata;
     if (strategy.prepareForStatusUpdate) strategy.prepareForStatusUpdate(next, old);
     keepSystemMeta(next, old);
-    errs = strategy.validateStatusUpdate ? strategy.validateStatusUpdate(next, old) : [];
+    errs = [
+      ...validateObjectMeta(next.metadata, { namespaced: scope.def.namespaced, nameFn: strategy.nameValidation ?? nameIsDNSSubdomain }),
+      ...validateObjectMetaUpdate(next.metadata, old.metadata),
+      ...(strategy.validateStatusUpdate ? strategy.validateStatusUpdate(next, old) : []),
+    ];
     if (errs.length) throw invalidObject(scope.gk, name, errs);
     return next;
   }

@@ -37,7 +37,7 @@ export interface WriteContext {
   /** Server-side apply: the object already carries its managedFields. */
   applied?: boolean;
   /** The requesting user, for admission. */
-  user?: { name: string; groups: string[] };
+  user?: { name: string; groups: string[]; uid?: string; extra?: Record<string, string[]> };
   /** Warnings to return in `Warning` headers. */
   warnings?: string[];
 }
@@ -157,7 +157,7 @@ export class Store {
   async create(namespace: string | undefined, input: KubeObject, ctx: WriteContext = {}): Promise<KubeObject> {
     const obj = this.internal(structuredClone(input));
     const meta = obj.metadata;
-    beforeCreate(this, obj, namespace);
+    beforeCreate(this, obj, namespace, ctx.user);
     await this.admission.admit(obj, this.attributes('CREATE', namespace, ctx, meta.name ? { name: meta.name } : {}));
     validateCreate(this, obj);
     if (!ctx.applied) trackManagedFields(obj, undefined, this.fieldContext(ctx, undefined));

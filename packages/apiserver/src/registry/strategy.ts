@@ -7,6 +7,7 @@
 import type { KubeObject } from '@kubeling/api';
 import type { FieldError, NameValidator } from '@kubeling/apimachinery';
 import type { EtcdStorage } from '../storage/etcd.js';
+import type { WriteContext } from './store.js';
 
 export interface DeleteDecision {
   /** Seconds of graceful deletion; 0 or undefined deletes at once (finalizers permitting). */
@@ -22,8 +23,11 @@ export interface Strategy {
   statusSubresource?: boolean;
   /** Fills defaults (SetDefaults_*); runs on create and on update bodies. */
   defaults?(obj: KubeObject): void;
-  /** Resets what a client may not set on create (status, system fields). */
-  prepareForCreate?(obj: KubeObject): void;
+  /**
+   * Resets what a client may not set on create (status, system fields). `user` is who creates it
+   * (CertificateSigningRequests record it, as upstream's PrepareForCreate reads it from the context).
+   */
+  prepareForCreate?(obj: KubeObject, user?: WriteContext['user']): void;
   /** Carries over what a client may not change on update. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validate?(obj: KubeObject): FieldError[];

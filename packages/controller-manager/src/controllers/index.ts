@@ -5,6 +5,7 @@ import { TokenCleaner } from './bootstrap/cleaner.js';
 import { CronJobController } from './cronjob/controller.js';
 import { DaemonSetController } from './daemonset/controller.js';
 import { DeploymentController } from './deployment/controller.js';
+import { DisruptionController } from './disruption/controller.js';
 import { EndpointsController } from './endpoints/controller.js';
 import { EndpointSliceController } from './endpointslice/controller.js';
 import { EndpointSliceMirroringController } from './endpointslicemirroring/controller.js';
@@ -14,11 +15,16 @@ import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
 import { PODGC_DEFAULTS, PodGCController } from './podgc/controller.js';
+import { RESOURCEQUOTA_DEFAULTS, ResourceQuotaController } from './resourcequota/controller.js';
 import { REPLICATIONCONTROLLER_FLAVOUR, ReplicaSetController } from './replicaset/controller.js';
 import { ServiceAccountController } from './serviceaccount/controller.js';
 import { ServiceAccountTokenController } from './serviceaccounttoken/controller.js';
 import { StatefulSetController } from './statefulset/controller.js';
+import { TTLAfterFinishedController } from './ttlafterfinished/controller.js';
 import { RootCACertPublisher } from './rootcacertpublisher/controller.js';
+import { CSRApprovingController } from './certificates/approver.js';
+import { CSRCLEANER_DEFAULTS, CSRCleanerController } from './certificates/cleaner.js';
+import { CSRSigningController } from './certificates/signer.js';
 
 const table: ControllerDescriptor[] = [
   { name: 'bootstrapsigner', disabledByDefault: true, create: (ctx) => new BootstrapSigner(ctx) },
@@ -26,6 +32,7 @@ const table: ControllerDescriptor[] = [
   { name: 'cronjob', create: (ctx) => new CronJobController(ctx) },
   { name: 'daemonset', create: (ctx) => new DaemonSetController(ctx) },
   { name: 'deployment', create: (ctx) => new DeploymentController(ctx) },
+  { name: 'disruption', create: (ctx) => new DisruptionController(ctx) },
   { name: 'endpoints', create: (ctx) => new EndpointsController(ctx) },
   { name: 'endpointslice', create: (ctx) => new EndpointSliceController(ctx) },
   { name: 'endpointslicemirroring', create: (ctx) => new EndpointSliceMirroringController(ctx) },
@@ -36,11 +43,16 @@ const table: ControllerDescriptor[] = [
   { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx, ctx.nodeMonitorGracePeriodMs, ctx.nodeMonitorPeriodMs) },
   { name: 'podgc', create: (ctx) => new PodGCController(ctx, { ...PODGC_DEFAULTS, ...ctx.podGC }) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
+  { name: 'resourcequota', create: (ctx) => new ResourceQuotaController(ctx, RESOURCEQUOTA_DEFAULTS) },
   { name: 'replicationcontroller', create: (ctx) => new ReplicaSetController(ctx, REPLICATIONCONTROLLER_FLAVOUR) },
   { name: 'serviceaccount', create: (ctx) => new ServiceAccountController(ctx) },
   { name: 'serviceaccount-token', create: (ctx) => new ServiceAccountTokenController(ctx) },
   { name: 'statefulset', create: (ctx) => new StatefulSetController(ctx) },
+  { name: 'ttl-after-finished', create: (ctx) => new TTLAfterFinishedController(ctx) },
   { name: 'root-ca-cert-publisher', create: (ctx) => new RootCACertPublisher(ctx) },
+  { name: 'csrsigning', create: (ctx) => new CSRSigningController(ctx) },
+  { name: 'csrapproving', create: (ctx) => new CSRApprovingController(ctx) },
+  { name: 'csrcleaner', create: (ctx) => new CSRCleanerController(ctx, { ...CSRCLEANER_DEFAULTS, ...ctx.csrCleaner }) },
 ];
 
 const names = new Set<string>();

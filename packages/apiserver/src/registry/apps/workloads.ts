@@ -39,6 +39,11 @@ const workload = (extra: Partial<Strategy>): Strategy => ({
 });
 
 export const deploymentStrategy = workload({
+  // deploymentStatusStrategy: labels stay as they are.
+  prepareForStatusUpdate(obj, old) {
+    if (old.metadata.labels) obj.metadata.labels = { ...old.metadata.labels };
+    else delete obj.metadata.labels;
+  },
   defaults: (obj) => defaultDeploymentSpec(specOf(obj)),
   validate: (obj) => validateDeploymentSpec(specOf(obj)),
 });

@@ -1,13 +1,16 @@
 /**
  * Pods: defaults (SetDefaults_Pod/PodSpec/Container), validation of the pod spec
  * (also used for the templates of workloads), update rules (a pod's spec is
- * immutable but for images, activeDeadlineSeconds and added tolerations),
- * selectable fields and graceful deletion (kubernetes pkg/registry/core/pod).
+ * immutable but for images, activeDeadlineSeconds and added tolerations;
+ * ephemeral containers come only through the ephemeralcontainers subresource,
+ * ephemeralcontainers.ts), selectable fields and graceful deletion (kubernetes
+ * pkg/registry/core/pod).
  */
-import { defaultPodOnlyFields, defaultPodSpec, validatePodSpecForPod, type KubeObject } from '@kubeling/api';
+import { defaultPodOnlyFields, defaultPodSpec, objectFieldDiff, validatePodSpecForPod, type KubeObject } from '@kubeling/api';
 import { field, jsonEqual } from '@kubeling/apimachinery';
 import { qosClass } from '@kubeling/component-helpers';
 import type { Strategy } from '../strategy.js';
+import { updateEphemeralContainers } from './ephemeralcontainers.js';
 
 type Obj = Record<string, unknown>;
 type Container = Obj & {
@@ -50,6 +53,11 @@ export const podStrategy: Strategy = {
   prepareForCreate(obj) {
     obj.status = { phase: 'Pending', qosClass: qosClass(spec(obj)) };
   },
+  prepareForStatusUpdate(obj, old) {
+    // podStatusStrategy: owner references stay (old kubelets corrupted them through status, breaking garbage collection).
+    if (old.metadata.ownerReferences) obj.metadata.ownerReferences = structuredClone(old.metadata.ownerReferences);
+    else delete obj.metadata.ownerReferences;
+  },
   validate(obj) {
     return validatePodSpecForPod(obj.spec, 'spec');
   },
@@ -74,10 +82,11 @@ export const podStrategy: Strategy = {
       delete b.tolerations;
     }
     if (!jsonEqual(a, b)) {
+      // Ephemeral containers are not among the updatable fields: changing them here is refused like any other field.
       return [
         field.forbidden(
           'spec',
-          'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+          `pod updates may not change fields other than \`spec.containers[*].image\`,\`spec.initContainers[*].image\`,\`spec.activeDeadlineSeconds\`,\`spec.tolerations\` (only additions to existing tolerations),\`spec.terminationGracePeriodSeconds\` (allow it to be set to 1 if it was previously negative)\n${objectFieldDiff(b, a)}`,
         ),
       ];
     }
@@ -97,6 +106,7 @@ export const podStrategy: Strategy = {
       'status.nominatedNodeName': st.nominatedNodeName ?? '',
     };
   },
+  subresourceUpdate: { ephemeralcontainers: updateEphemeralContainers },
   gracePeriod(obj, requested) {
     // An unscheduled or finished pod has nothing to stop: delete at once.
     const phase = (obj.status as { phase?: string } | undefined)?.phase;

@@ -11,6 +11,11 @@ import { eventStrategy, eventsV1Strategy } from '../core/events.js';
 import { daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from '../apps/workloads.js';
 import { cronJobStrategy, jobStrategy } from '../batch/jobs.js';
 import { endpointSliceStrategy } from '../discovery/endpointslices.js';
+import { csrStrategy } from '../certificates/strategy.js';
+import { ingressClassStrategy, ingressStrategy } from '../networking/ingresses.js';
+import { ipAddressStrategy, networkPolicyStrategy, serviceCIDRStrategy } from '../networking/networkpolicies.js';
+import { runtimeClassStrategy } from '../node/runtimeclasses.js';
+import { flowSchemaStrategy, priorityLevelConfigurationStrategy } from '../flowcontrol/strategy.js';
 import {
   generationStatusStrategy,
   plainStrategy,
@@ -44,6 +49,15 @@ const byResource: Record<string, Strategy> = {
   'policy/poddisruptionbudgets': generationStatusStrategy,
   'scheduling.k8s.io/priorityclasses': priorityClassStrategy,
   'discovery.k8s.io/endpointslices': endpointSliceStrategy,
+  'certificates.k8s.io/certificatesigningrequests': csrStrategy,
+  'networking.k8s.io/ingresses': ingressStrategy,
+  'networking.k8s.io/ingressclasses': ingressClassStrategy,
+  'networking.k8s.io/networkpolicies': networkPolicyStrategy,
+  'networking.k8s.io/servicecidrs': serviceCIDRStrategy,
+  'networking.k8s.io/ipaddresses': ipAddressStrategy,
+  'node.k8s.io/runtimeclasses': runtimeClassStrategy,
+  'flowcontrol.apiserver.k8s.io/flowschemas': flowSchemaStrategy,
+  'flowcontrol.apiserver.k8s.io/prioritylevelconfigurations': priorityLevelConfigurationStrategy,
   'rbac.authorization.k8s.io/roles': roleStrategy,
   'rbac.authorization.k8s.io/clusterroles': roleStrategy,
   'rbac.authorization.k8s.io/rolebindings': roleBindingStrategy,
