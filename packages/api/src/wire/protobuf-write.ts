@@ -318,24 +318,22 @@ export function encodeObject(obj: { apiVersion?: unknown; kind?: unknown; [field
 }
 
 /**
- * One frame of a protobuf watch: a 4-byte big-endian length, then the envelope
- * of a meta/v1 WatchEvent whose object is the enveloped object (apimachinery
- * pkg/runtime/serializer/streaming, pkg/apis/meta/v1 watch.go). The envelope's
- * typeMeta is empty, as upstream writes it: a WatchEvent has no TypeMeta to
- * carry its kind (apiserver pkg/endpoints/handlers/watch.go).
+ * One frame of a protobuf watch: a 4-byte big-endian length, then a meta/v1
+ * WatchEvent whose object (a RawExtension) holds the enveloped object. The
+ * event itself has no `k8s\0` envelope: watch streams use the raw protobuf
+ * serializer (apimachinery pkg/runtime/serializer codec_factory.go,
+ * StreamSerializer = protobuf.NewRawSerializer; streaming framer).
  */
 export function encodeWatchEvent(type: string, object: Uint8Array): Buffer {
   const w = new Writer(object.length + 64);
   for (let i = 0; i < 4; i++) w.byte(0);
-  writeEnvelope(w, '', '', (x) => {
-    x.tag(1, 2);
-    x.string(type);
-    x.tag(2, 2);
-    const m = x.fork();
-    x.tag(1, 2);
-    x.bytes(object);
-    x.join(m);
-  });
+  w.tag(1, 2);
+  w.string(type);
+  w.tag(2, 2);
+  const m = w.fork();
+  w.tag(1, 2);
+  w.bytes(object);
+  w.join(m);
   const out = w.finish();
   out.writeUInt32BE(out.length - 4, 0);
   return out;

@@ -38,7 +38,7 @@ test('objects encode to the bytes Go wrote', () => {
   }
 });
 
-test('a watch event is framed and enveloped as Go frames it', () => {
+test('a watch event is framed as the Go stream serializer frames it: no envelope around the event, the object enveloped', () => {
   const f = fixtures.find((x) => x.name.startsWith('watch frame'))!;
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w', namespace: 'ns', resourceVersion: '7' } };
   assert.equal(encodeWatchEvent('ADDED', encodeObject(cm)!).toString('hex'), f.pb);

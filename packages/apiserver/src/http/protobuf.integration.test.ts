@@ -225,8 +225,8 @@ async function watchFrames(path: string, until: (events: Obj[]) => boolean, onOp
       while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
         const frame = buf.subarray(4, 4 + buf.readUInt32BE(0));
         buf = buf.subarray(4 + frame.length);
-        const env = wire.decodeEnvelope(frame);
-        events.push(wire.decodeMessage(env.raw, wire.wireStruct('meta/v1.WatchEvent')!));
+        // The event is raw (the stream serializer writes no envelope); its object is enveloped.
+        events.push(wire.decodeMessage(frame, wire.wireStruct('meta/v1.WatchEvent')!));
       }
       if (until(events)) break;
     }
