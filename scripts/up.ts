@@ -201,6 +201,9 @@ async function main(): Promise<void> {
             ? [
                 `--service-account-private-key-file=${pki.saKey}`,
                 `--root-ca-file=${pki.ca}`,
+                // CertificateSigningRequests of the kubernetes.io signers are signed by the cluster CA.
+                `--cluster-signing-cert-file=${pki.ca}`,
+                `--cluster-signing-key-file=${pki.caKey}`,
                 // The bootstrap-token controllers, off by default upstream, on as kubeadm runs them.
                 '--controllers=*,bootstrapsigner,tokencleaner',
               ]
