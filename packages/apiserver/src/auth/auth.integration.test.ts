@@ -109,6 +109,38 @@ test('a static token user gets its groups: view through a ClusterRoleBinding to 
   assert.equal((await call('POST', '/api/v1/namespaces/prod/configmaps', bob, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } })).status, 403);
 });
 
+test("aggregation is transitive: edit has view's rules, admin has edit's", async () => {
+  const can = async (user: string, verb: string, resource: string, group = '') =>
+    (
+      await call('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', admin, {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user, resourceAttributes: { namespace: 'dev', verb, resource, group } },
+      })
+    ).body.status.allowed;
+  for (const [name, role] of [
+    ['eddie', 'edit'],
+    ['ada', 'admin'],
+  ] as const) {
+    const rb = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: `${name}-${role}` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name }],
+    };
+    assert.equal((await call('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/dev/rolebindings', admin, rb)).status, 201);
+  }
+  // view's rules (get pods, list deployments) through edit; edit's (create deployments) through admin.
+  assert.equal(await can('eddie', 'get', 'pods'), true);
+  assert.equal(await can('eddie', 'list', 'deployments', 'apps'), true);
+  assert.equal(await can('eddie', 'create', 'deployments', 'apps'), true);
+  assert.equal(await can('eddie', 'create', 'rolebindings', 'rbac.authorization.k8s.io'), false);
+  assert.equal(await can('ada', 'get', 'pods'), true);
+  assert.equal(await can('ada', 'create', 'deployments', 'apps'), true);
+  assert.equal(await can('ada', 'create', 'rolebindings', 'rbac.authorization.k8s.io'), true);
+});
+
 test('access reviews answer truthfully; impersonation needs the impersonate verb', async () => {
   const ssar = await call('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', jane, {
     apiVersion: 'authorization.k8s.io/v1',

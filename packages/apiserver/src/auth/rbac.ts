@@ -95,10 +95,16 @@ export class RbacAuthorizer implements Authorizer {
     }
   }
 
-  /** A ClusterRole's rules, with aggregation. */
-  private clusterRoleRules(name: string): PolicyRule[] {
+  /**
+   * A ClusterRole's rules, with aggregation. Upstream's aggregation controller
+   * writes a role's aggregated rules into its `.rules`, which roles aggregating
+   * it then take: aggregation is transitive (edit has view's rules, admin has
+   * edit's). `seen` guards against cycles.
+   */
+  private clusterRoleRules(name: string, seen: Set<string> = new Set()): PolicyRule[] {
     const cr = this.clusterRoles.get(name);
-    if (!cr) return [];
+    if (!cr || seen.has(name)) return [];
+    seen.add(name);
     const own: PolicyRule[] = cr.rules ?? [];
     const selectors = cr.aggregationRule?.clusterRoleSelectors;
     if (!selectors?.length) return own;
@@ -108,7 +114,7 @@ export class RbacAuthorizer implements Authorizer {
       for (const sel of selectors) {
         try {
           if (selectorFromLabelSelector(sel).matches(other.metadata?.labels ?? {})) {
-            out.push(...(other.rules ?? []));
+            out.push(...this.clusterRoleRules(other.metadata?.name ?? '', seen));
             break;
           }
         } catch {
