@@ -15,7 +15,7 @@ function walk(dir) {
     else if (name.endsWith('.test.ts')) files.push(p.slice(root.length));
   }
 }
-for (const d of ['packages', 'test']) {
+for (const d of ['packages', 'test', 'examples']) {
   try {
     walk(join(root, d));
   } catch {

@@ -1,6 +1,7 @@
 /**
  * The official clients against a kubeling apiserver: @kubernetes/client-node 1.4
- * and Debian's python3-kubernetes list, watch, create, patch and delete.
+ * and Debian's python3-kubernetes list, watch, create, patch and delete, built-in
+ * kinds and a custom resource (CustomObjectsApi, DynamicClient).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,28 @@ before(async () => {
   env = await startTestEnv();
   for (const name of ['node-client', 'py-client']) {
     await request(env.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  }
+  const crd = await request(env.url, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'foos.clients.example.com' },
+    spec: {
+      group: 'clients.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'foos', singular: 'foo', kind: 'Foo' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
+        },
+      ],
+    },
+  });
+  assert.equal(crd.status, 201, crd.text);
+  for (let i = 0; i < 100 && (await request(env.url, 'GET', '/apis/clients.example.com/v1/foos')).status !== 200; i++) {
+    await new Promise((r) => setTimeout(r, 50));
   }
 });
 after(async () => {
@@ -93,6 +116,52 @@ describe('@kubernetes/client-node', () => {
   });
 });
 
+describe('@kubernetes/client-node CustomObjectsApi', () => {
+  test('create, list, watch and patch a custom resource', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: env.url, skipTLSVerify: true }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const api = kc.makeApiClient(k8s.CustomObjectsApi);
+    const where = { group: 'clients.example.com', version: 'v1', namespace: 'node-client', plural: 'foos' };
+    const seen: string[] = [];
+    let done!: () => void;
+    const modified = new Promise<void>((r) => (done = r));
+    const req = await new k8s.Watch(kc).watch(
+      '/apis/clients.example.com/v1/namespaces/node-client/foos',
+      {},
+      (type, obj: { metadata: { name: string } }) => {
+        seen.push(`${type}:${obj.metadata.name}`);
+        if (type === 'MODIFIED') done();
+      },
+      () => done(),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const created = (await api.createNamespacedCustomObject({
+      ...where,
+      body: { apiVersion: 'clients.example.com/v1', kind: 'Foo', metadata: { name: 'f1' }, spec: { size: 1 } },
+    })) as { metadata: { uid: string } };
+    assert.ok(created.metadata.uid);
+    const list = (await api.listNamespacedCustomObject(where)) as { kind: string; items: { metadata: { name: string } }[] };
+    assert.equal(list.kind, 'FooList');
+    assert.deepEqual(
+      list.items.map((i) => i.metadata.name),
+      ['f1'],
+    );
+    const patched = (await api.patchNamespacedCustomObject(
+      { ...where, name: 'f1', body: { spec: { size: 2 } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    )) as { spec: { size: number } };
+    assert.equal(patched.spec.size, 2);
+    await Promise.race([modified, new Promise((r) => setTimeout(r, 5000))]);
+    req.abort();
+    assert.deepEqual(seen, ['ADDED:f1', 'MODIFIED:f1']);
+  });
+});
+
 const python = '/usr/bin/python3';
 const hasPython = existsSync(python);
 describe('python3-kubernetes', { skip: hasPython ? false : 'Debian python3 is not installed' }, () => {
@@ -105,5 +174,16 @@ describe('python3-kubernetes', { skip: hasPython ? false : 'Debian python3 is no
     );
     assert.equal(out.code, 0, out.stdout + out.stderr);
     assert.deepEqual(out.stdout.trim().split('\n'), ['list ok', 'create ok', 'patch ok', 'scale ok', 'delete ok', 'watch ok']);
+  });
+
+  test('DynamicClient: a custom resource found through discovery, created, listed, watched and patched', async () => {
+    const script = fileURLToPath(new URL('./python_dynamic.py', import.meta.url));
+    const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(python, [script, env.url, 'py-client'], { timeout: 60_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? 1 : 0, stdout: String(stdout), stderr: String(stderr) }),
+      ),
+    );
+    assert.equal(out.code, 0, out.stdout + out.stderr);
+    assert.deepEqual(out.stdout.trim().split('\n'), ['discovery ok', 'create ok', 'list ok', 'patch ok', 'watch ok']);
   });
 });

@@ -22,6 +22,7 @@ export * as flowcontrolv1 from './kinds/flowcontrol-v1.js';
 export * as networkingv1 from './kinds/networking-v1.js';
 export * as nodev1 from './kinds/node-v1.js';
 export * as certificatesv1 from './kinds/certificates-v1.js';
+export * as apiextensionsv1 from './kinds/apiextensions-v1.js';
 // Defaulting and validation of the pod spec and the apps/v1 workloads (strategies call these).
 export * from './kinds/core-v1-validation.js';
 export * from './kinds/apps-v1-validation.js';

@@ -22,6 +22,7 @@ import * as flowcontrol from './kinds/flowcontrol-v1.js';
 import * as networking from './kinds/networking-v1.js';
 import * as node from './kinds/node-v1.js';
 import * as certificates from './kinds/certificates-v1.js';
+import * as apiextensions from './kinds/apiextensions-v1.js';
 
 export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
 export const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
@@ -227,6 +228,12 @@ export const resources: readonly ResourceDef[] = [
     admissionregistration.ValidatingWebhookConfiguration,
     { categories: ['api-extensions'] },
   ),
+  // apiextensions.k8s.io/v1
+  def('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, apiextensions.CustomResourceDefinition, {
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    subresources: status,
+  }),
   // scheduling.k8s.io/v1
   def('scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses', false, scheduling.PriorityClass, { shortNames: ['pc'] }),
 
@@ -262,6 +269,7 @@ export const GROUP_ORDER = [
   'discovery.k8s.io',
   'flowcontrol.apiserver.k8s.io',
   'admissionregistration.k8s.io',
+  'apiextensions.k8s.io',
 ];
 
 export interface GroupVersion {

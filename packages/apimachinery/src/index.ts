@@ -8,3 +8,4 @@ export { type FieldError, type FieldErrorType, Path, aggregateMessage, fieldErro
 export * from './patch/index.js';
 export * from './quantity.js';
 export * from './gojson.js';
+export * as jsonpath from './jsonpath.js';

@@ -9,7 +9,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { resources } from '@kubeling/api';
+import type { ResourceDef } from '@kubeling/api';
 import { StatusError } from '@kubeling/apimachinery';
 import { EtcdStorage } from './storage/etcd.js';
 import { bootstrap } from './bootstrap.js';
@@ -45,6 +45,9 @@ import { openapiRoutes } from './http/routes/openapi.js';
 import { apiRoutes } from './http/routes/group-version.js';
 import { apfDebugRoutes, priorityAndFairness } from './http/filters/priority-and-fairness.js';
 import { type FlowControl, setupFlowControl } from './flowcontrol/index.js';
+import { ResourceCatalog } from './apiextensions/catalog.js';
+import { CrdController } from './apiextensions/crd-controller.js';
+import type { Strategy } from './registry/strategy.js';
 import { DEFAULT_COMPONENT_PROBES, componentProbes, type ComponentProbe } from './registry/core/componentstatuses.js';
 
 export interface ApiServerOptions {
@@ -105,6 +108,8 @@ export interface ApiServer {
   storage: EtcdStorage;
   registry: Registry;
   metrics: ApiMetrics;
+  /** What is served now: the built-in resources and those of CustomResourceDefinitions. */
+  catalog: ResourceCatalog;
   /** API Priority and Fairness, unless disabled. */
   flowControl: FlowControl | undefined;
   /** Compacts etcd history up to the revision seen at the previous call. */
@@ -147,17 +152,23 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
 
   // Caches are per storage location (events.k8s.io shares core events').
   const cachers = new Map<string, Cacher>();
-  const registry: Registry = new Map();
-  const nsLifecycle = new NamespaceLifecycle(storage, () => registry.get('/v1/namespaces')!);
-  for (const def of resources) {
-    if (def.virtual) continue;
-    const prefix = storagePrefix(def);
+  const cacherOf = (prefix: string) => {
     let cacher = cachers.get(prefix);
     if (!cacher) {
       cacher = new Cacher(storage, prefix, opts.watchCacheSize ?? 10_000);
       cachers.set(prefix, cacher);
     }
-    registry.set(`${def.group}/${def.version}/${def.resource}`, new Store(def, strategyFor(def), storage, cacher, nsLifecycle, new AdmissionChain()));
+    return cacher;
+  };
+  const registry: Registry = new Map();
+  const catalog = new ResourceCatalog();
+  const nsLifecycle = new NamespaceLifecycle(storage, () => registry.get('/v1/namespaces')!);
+  for (const def of catalog.resources()) {
+    if (def.virtual) continue;
+    registry.set(
+      `${def.group}/${def.version}/${def.resource}`,
+      new Store(def, strategyFor(def), storage, cacherOf(storagePrefix(def)), nsLifecycle, new AdmissionChain()),
+    );
   }
   const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
   const { unsubscribe, ...credentials } = buildAuth(registry, {
@@ -243,21 +254,24 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       return st ? { group: st.def.group, version: st.def.version, kind: st.def.kind } : undefined;
     },
   });
+  // The plugins every resource has, custom resources included (attached to their stores as CRDs come).
+  const everyResource: ((st: Store) => void)[] = [];
   if (enabled.has('MutatingAdmissionWebhook')) {
     const m = new MutatingWebhooks(webhookCtx('mutatingwebhookconfigurations'));
-    for (const st of registry.values()) chain(st).mutating.push(m);
+    everyResource.push((st) => chain(st).mutating.push(m));
   }
   if (enabled.has('OwnerReferencesPermissionEnforcement')) {
     const mapper = (group: string, version: string, kind: string) =>
-      resources
+      catalog
+        .resources()
         .filter((d) => !d.virtual && d.group === group && d.version === version && d.kind === kind)
         .map((d) => ({ group: d.group, resource: d.resource, namespaced: d.namespaced }));
     const gc = new OwnerReferencesPermissionEnforcement(() => authorizer ?? { authorize: () => ({ allowed: true, reason: '' }) }, mapper);
-    for (const st of registry.values()) chain(st).validating.push(gc);
+    everyResource.push((st) => chain(st).validating.push(gc));
   }
   if (enabled.has('ValidatingAdmissionWebhook')) {
     const v = new ValidatingWebhooks(webhookCtx('validatingwebhookconfigurations'));
-    for (const st of registry.values()) chain(st).validating.push(v);
+    everyResource.push((st) => chain(st).validating.push(v));
   }
   if (enabled.has('ResourceQuota')) {
     const rq = new ResourceQuotaAdmission(
@@ -267,8 +281,40 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         return [...registry.entries()].find(([k, st]) => st.def.group === g && st.def.resource === res && k.endsWith(`/${res}`))?.[1];
       },
     );
-    for (const st of registry.values()) if (st.def.namespaced) chain(st).validating.push(rq);
+    everyResource.push((st) => {
+      if (st.def.namespaced) chain(st).validating.push(rq);
+    });
   }
+  for (const st of registry.values()) for (const attach of everyResource) attach(st);
+  const crdController = new CrdController({
+    crds: registry.get('apiextensions.k8s.io/v1/customresourcedefinitions')!,
+    catalog,
+    registry,
+    cacher: (prefix) => {
+      const c = cacherOf(prefix);
+      void c.ready().catch(() => undefined);
+      return c;
+    },
+    dropCacher: async (prefix) => {
+      const c = cachers.get(prefix);
+      cachers.delete(prefix);
+      await c?.stop();
+    },
+    serviceAddress: async (namespace, name) => {
+      const svc = await registry
+        .get('/v1/services')!
+        .get(namespace, name)
+        .catch(() => undefined);
+      const ip = (svc?.spec as { clusterIP?: string } | undefined)?.clusterIP;
+      return ip && ip !== 'None' ? ip : undefined;
+    },
+    newStore: (def: ResourceDef, strategy: Strategy, cacher: Cacher) => {
+      const st = new Store(def, strategy, storage, cacher, nsLifecycle, new AdmissionChain());
+      for (const attach of everyResource) attach(st);
+      return st;
+    },
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
 
   // ---- request filters -----------------------------------------------------------
@@ -297,10 +343,11 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   // ---- routes: encapsulated plugins ----------------------------------------------
   const advertiseAddress = opts.advertiseAddress ?? '127.0.0.1:6443';
   app.register(systemRoutes, { storage, metrics });
-  app.register(discoveryRoutes, { advertiseAddress });
-  app.register(openapiRoutes);
+  app.register(discoveryRoutes, { advertiseAddress, catalog });
+  app.register(openapiRoutes, { catalog });
   if (apf) app.register(apfDebugRoutes, { flowControl: apf.flowControl });
   app.register(apiRoutes, {
+    catalog,
     deps: {
       registry,
       storage,
@@ -310,6 +357,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         minRequestTimeoutSeconds: opts.minRequestTimeoutSeconds ?? 1800,
         ...(opts.kubeletClient ? { kubeletClient: opts.kubeletClient } : {}),
         componentProbes: componentProbes(opts.componentProbes ?? DEFAULT_COMPONENT_PROBES, opts.etcdServers),
+        crdTerminating: (name: string) => crdController.terminating(name),
       },
     },
   });
@@ -332,8 +380,10 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       rbac: authzMode === 'RBAC',
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
+    crdController.start();
   });
   app.addHook('preClose', async () => {
+    await crdController.stop();
     for (const u of unsubscribe) u();
     apf?.stop();
     compaction.stop();
@@ -343,5 +393,5 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     storage.close();
   });
 
-  return { app, storage, registry, metrics, flowControl: apf?.flowControl, compactOnce: compaction.compactOnce, close: () => app.close() };
+  return { app, storage, registry, metrics, catalog, flowControl: apf?.flowControl, compactOnce: compaction.compactOnce, close: () => app.close() };
 }

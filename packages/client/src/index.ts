@@ -1,6 +1,7 @@
 export * from './kubeconfig.js';
 export * from './rest.js';
 export * from './cache.js';
+export * from './discovery.js';
 export * from './workqueue.js';
 export * from './leaderelection.js';
 export * from './events.js';

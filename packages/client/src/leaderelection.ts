@@ -35,6 +35,8 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
+  /** The attempt under way, which `stop` waits for (a renewal landing after it would hold the lease again). */
+  private inflight: Promise<unknown> | undefined;
   private lastRenew = 0;
   private observedHolder = '';
   private observedRenew = '';
@@ -59,17 +61,19 @@ export class LeaderElector {
 
   private loop(): void {
     if (this.stopped) return;
-    void this.tryAcquireOrRenew()
-      .catch(() => false)
-      .then((ok) => {
-        const now = Date.now();
-        if (ok) this.lastRenew = now;
-        if (this.leading && !ok && now - this.lastRenew > (this.o.renewDeadlineMs ?? 10_000)) {
-          this.leading = false;
-          this.o.onStoppedLeading();
-        }
-        this.timer = setTimeout(() => this.loop(), this.o.retryPeriodMs ?? 2_000);
-      });
+    const attempt = this.tryAcquireOrRenew().catch(() => false);
+    this.inflight = attempt;
+    void attempt.then((ok) => {
+      this.inflight = undefined;
+      if (this.stopped) return;
+      const now = Date.now();
+      if (ok) this.lastRenew = now;
+      if (this.leading && !ok && now - this.lastRenew > (this.o.renewDeadlineMs ?? 10_000)) {
+        this.leading = false;
+        this.o.onStoppedLeading();
+      }
+      this.timer = setTimeout(() => this.loop(), this.o.retryPeriodMs ?? 2_000);
+    });
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
@@ -137,7 +141,7 @@ export class LeaderElector {
   }
 
   private becomeLeader(): void {
-    if (this.leading) return;
+    if (this.leading || this.stopped) return;
     this.leading = true;
     this.o.onStartedLeading();
   }
@@ -146,7 +150,10 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (!this.leading) return;
+    const attempt = this.inflight;
+    const mayHold = this.leading || attempt !== undefined;
+    await attempt;
+    if (!mayHold) return;
     this.leading = false;
     try {
       const lease = await this.client.get<Lease>(`${this.path}/${this.o.name}`);

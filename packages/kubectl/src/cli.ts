@@ -22,7 +22,8 @@ import { edit, labelOrAnnotate, patch, scale, setImage } from './commands/modify
 import { rollout } from './commands/rollout.js';
 import { wait } from './commands/wait.js';
 import { PathSegmentError } from './discovery.js';
-import { JSONPathError } from './print/jsonpath.js';
+import { jsonpath } from '@kubeling/apimachinery';
+const { JSONPathError } = jsonpath;
 import { TemplateError } from './print/gotemplate.js';
 
 export type { IO } from './ctx.js';

@@ -3,6 +3,8 @@
  * strict/warn/ignore field validation, and the upstream wording of decode
  * errors (`... cannot be handled as a Deployment: strict decoding error: ...`).
  */
+import { isCustom } from '../apiextensions/catalog.js';
+import { prune } from '../apiextensions/schema/index.js';
 import { checkAgainstSchema, jsonNumberText, type KubeObject, type NumberText, type ResourceDef, typeErrorMessage, wire } from '@kubeling/api';
 import { StatusError, badRequest, goJSONSyntaxError, isPlainObject, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
 import YAML from 'yaml';
@@ -299,6 +301,9 @@ export function checkObjectBody(
     const text = typeErrorMessage(issues.typeErrors[0]!);
     throw typeError ? typeError(text) : badRequest(`${bodyKind} in version "${def.version}" cannot be handled as a ${bodyKind}: ${text}`);
   }
+  // A custom resource's unknown fields are what pruning by its CRD's schema would drop.
+  if (validation !== 'Ignore' && isCustom(def) && def.crd.schema)
+    issues.unknown.push(...prune(structuredClone(body), def.crd.schema, { isResourceRoot: true }));
   const warnings: string[] = [];
   if (issues.unknown.length && validation !== 'Ignore') {
     const texts = issues.unknown.map((f) => `unknown field "${f}"`);

@@ -41,6 +41,8 @@ export interface HandlerContext {
     kubeletClient?: { cert: string; key: string; ca?: string };
     /** What ComponentStatus reads probe (the components' health URLs and etcd's). */
     componentProbes: readonly ComponentProbe[];
+    /** Whether the named CRD is being deleted (its resources take no creates then). */
+    crdTerminating?: (crdName: string) => boolean;
     /** Called when a request was upgraded and handed over (no response hooks run for it). */
     upgraded?: (req: FastifyRequest) => void;
   };
@@ -71,6 +73,8 @@ export function decodeObject(c: HandlerContext, def: ResourceDef, validation: Fi
   if (!BODY_TYPES.includes(mt) && mt !== '') throw unsupportedMediaType(ct, ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
   const raw = c.req.body as Buffer | undefined;
   const unrecognized = (why: string) => badRequest(`the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(raw)})`);
+  // Custom resources have no protobuf encoding (crdHandler's serializers: JSON and YAML).
+  if (mt === PROTOBUF_TYPE && 'crd' in def) throw unsupportedMediaType(ct, ['application/json', 'application/yaml']);
   const json = mt !== YAML_TYPE && mt !== PROTOBUF_TYPE;
   let parsed: ParsedBody;
   try {

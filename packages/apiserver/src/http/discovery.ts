@@ -4,7 +4,11 @@
  * (`apidiscovery.k8s.io` v2 and v2beta1, whose response media-type parameters are
  * what make kubectl read them as aggregated).
  */
-import { apiVersionOf, groupVersions, resources, type ResourceDef } from '@kubeling/api';
+import { apiVersionOf, type ResourceDef } from '@kubeling/api';
+import type { ResourceCatalog } from '../apiextensions/catalog.js';
+
+/** What discovery reads: the resources served now. */
+export type Catalog = Pick<ResourceCatalog, 'resources' | 'groupVersions'>;
 
 export const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
@@ -29,26 +33,27 @@ export function apiVersions(serverAddress: string) {
   };
 }
 
-function groupEntry(group: string) {
-  const versions = groupVersions()
+function groupEntry(cat: Catalog, group: string) {
+  const versions = cat
+    .groupVersions()
     .filter((gv) => gv.group === group)
     .map((gv) => ({ groupVersion: apiVersionOf(gv.group, gv.version), version: gv.version }));
   return { name: group, versions, preferredVersion: versions[0]! };
 }
 
-const namedGroups = () => [...new Set(groupVersions().map((gv) => gv.group))].filter((g) => g !== '');
+const namedGroups = (cat: Catalog) => [...new Set(cat.groupVersions().map((gv) => gv.group))].filter((g) => g !== '');
 
-export function apiGroupList() {
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: namedGroups().map(groupEntry) };
+export function apiGroupList(cat: Catalog) {
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: namedGroups(cat).map((g) => groupEntry(cat, g)) };
 }
 
-export function apiGroup(group: string) {
-  if (!namedGroups().includes(group)) return undefined;
-  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group) };
+export function apiGroup(cat: Catalog, group: string) {
+  if (!namedGroups(cat).includes(group)) return undefined;
+  return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(cat, group) };
 }
 
-export function apiResourceList(group: string, version: string) {
-  const defs = resources.filter((r) => r.group === group && r.version === version);
+export function apiResourceList(cat: Catalog, group: string, version: string) {
+  const defs = cat.resources().filter((r) => r.group === group && r.version === version);
   if (!defs.length) return undefined;
   const out: Record<string, unknown>[] = [];
   for (const r of defs) {
@@ -97,20 +102,24 @@ function discoveryResource(r: ResourceDef) {
 }
 
 /** `/api` (core only) or `/apis` (named groups) in aggregated form. */
-export function aggregatedDiscovery(which: 'core' | 'groups', version: 'v2' | 'v2beta1') {
-  const groups = which === 'core' ? [''] : namedGroups();
+export function aggregatedDiscovery(cat: Catalog, which: 'core' | 'groups', version: 'v2' | 'v2beta1') {
+  const groups = which === 'core' ? [''] : namedGroups(cat);
   return {
     kind: 'APIGroupDiscoveryList',
     apiVersion: `apidiscovery.k8s.io/${version}`,
     metadata: {},
     items: groups.map((g) => ({
       metadata: g ? { name: g } : {},
-      versions: groupVersions()
+      versions: cat
+        .groupVersions()
         .filter((gv) => gv.group === g)
         .map((gv) => ({
           version: gv.version,
           freshness: 'Current',
-          resources: resources.filter((r) => r.group === g && r.version === gv.version).map(discoveryResource),
+          resources: cat
+            .resources()
+            .filter((r) => r.group === g && r.version === gv.version)
+            .map(discoveryResource),
         })),
     })),
   };

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { buildOpenAPIv2Document } from './openapi-v2.js';
+import { ResourceCatalog } from '../apiextensions/catalog.js';
 import { encodeDocument } from './openapi-v2-proto.js';
 
 type Value = number | Buffer;
@@ -188,13 +189,13 @@ function document(b: Buffer): J {
 }
 
 test('the protobuf document decodes back to the JSON document', () => {
-  const doc = buildOpenAPIv2Document();
+  const doc = buildOpenAPIv2Document(new ResourceCatalog());
   const pb = encodeDocument(doc);
   assert.deepStrictEqual(document(pb), JSON.parse(JSON.stringify(doc)));
 });
 
 test('what kubectl validates with is where gnostic puts it', () => {
-  const pb = encodeDocument(buildOpenAPIv2Document());
+  const pb = encodeDocument(buildOpenAPIv2Document(new ResourceCatalog()));
   const defs = read(read(pb, 'Document', [1, 2, 8, 9, 10, 12, 13]).msg(9)!, 'Definitions', [1]).msgs(1);
   const pod = defs.map((d) => read(d, 'NamedSchema', [1, 2])).find((d) => d.str(1) === 'io.k8s.api.core.v1.Pod')!;
   const s = read(pod.msg(2)!, 'Schema', [1, 2, 4, 19, 20, 21, 22, 23, 24, 25, 31]);

@@ -11,10 +11,11 @@ import { gunzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { resources } from '@kubeling/api';
 import { buildOpenAPIv2Document } from './openapi-v2.js';
+import { ResourceCatalog } from '../apiextensions/catalog.js';
 import { openapiRoutes, parseAccept } from './routes/openapi.js';
 
 // The document is walked as plain JSON.
-const doc: any = buildOpenAPIv2Document();
+const doc: any = buildOpenAPIv2Document(new ResourceCatalog());
 
 /** Every schema node of the document, with where it is. */
 function* schemas(): Generator<[string, any]> {
@@ -127,7 +128,7 @@ test('paths: operations by verb, with actions, group-version-kinds and the PATCH
 
 async function app() {
   const a = Fastify();
-  await a.register(openapiRoutes);
+  await a.register(openapiRoutes, { catalog: new ResourceCatalog() });
   return a;
 }
 

@@ -17,9 +17,10 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import * as api from '@kubeling/api';
-import { DeleteOptions, groupVersions, ListMeta, ObjectMeta, resources, Status } from '@kubeling/api';
+import { DeleteOptions, ListMeta, ObjectMeta, Status } from '@kubeling/api';
+import type { Catalog } from './discovery.js';
 import { VERSION_INFO } from '../version.js';
-import { type Json, type Node, SchemaBuilder } from './openapi.js';
+import { type Json, listDescription, listKind, type Node, SchemaBuilder } from './openapi.js';
 import { PathsBuilder } from './openapi-v2-paths.js';
 import { encodeDocument } from './openapi-v2-proto.js';
 
@@ -49,7 +50,7 @@ const definitionName = (g: Gvk) => `io.k8s.api.${g.group ? g.group.split('.')[0]
 const sortKeys = <T>(o: Record<string, T>): Record<string, T> => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
 /** Builds the OpenAPI v2 document of every resource the catalogue lists now. */
-export function buildOpenAPIv2Document(): Json {
+export function buildOpenAPIv2Document(cat: Catalog): Json {
   const b = new SchemaBuilder('v2');
   const named = exportedSchemas();
   const gvks = new Map<string, Gvk[]>();
@@ -60,7 +61,7 @@ export function buildOpenAPIv2Document(): Json {
   };
   /** The definition of a kind the catalogue does not serve itself (Scale, Eviction, TokenRequest...), defined on first use. */
   const schemaOf = (g: Gvk): string | undefined => {
-    const served = resources.find((r) => r.group === g.group && r.version === g.version && r.kind === g.kind);
+    const served = cat.resources().find((r) => r.group === g.group && r.version === g.version && r.kind === g.kind);
     const schema = (served?.schema as unknown as Node | undefined) ?? named.get(definitionName(g));
     if (!schema?.$id) return undefined;
     b.define(schema);
@@ -74,10 +75,10 @@ export function buildOpenAPIv2Document(): Json {
   b.define(Status as unknown as Node);
   b.define(DeleteOptions as unknown as Node);
   tag(`${META}Status`, { group: '', kind: 'Status', version: 'v1' });
-  for (const gv of groupVersions()) tag(`${META}DeleteOptions`, { group: gv.group, kind: 'DeleteOptions', version: gv.version });
+  for (const gv of cat.groupVersions()) tag(`${META}DeleteOptions`, { group: gv.group, kind: 'DeleteOptions', version: gv.version });
   b.schemas[`${META}Patch`] = { description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.', type: 'object' };
 
-  for (const r of resources) {
+  for (const r of cat.resources()) {
     const schema = r.schema as unknown as Node;
     const id = schema.$id;
     if (!id) continue;
@@ -85,7 +86,7 @@ export function buildOpenAPIv2Document(): Json {
     tag(id, { group: r.group, kind: r.kind, version: r.version });
     if (r.verbs.includes('list')) {
       b.schemas[`${id}List`] = {
-        description: `${r.kind}List is a list of ${r.kind} objects.`,
+        description: listDescription(r),
         properties: {
           apiVersion: { description: 'APIVersion defines the versioned schema of this representation of an object.', type: 'string' },
           items: { description: `List of ${r.resource}.`, items: { $ref: b.ref(id) }, type: 'array' },
@@ -95,7 +96,7 @@ export function buildOpenAPIv2Document(): Json {
         required: ['items'],
         type: 'object',
       };
-      tag(`${id}List`, { group: r.group, kind: `${r.kind}List`, version: r.version });
+      tag(`${id}List`, { group: r.group, kind: listKind(r), version: r.version });
     }
     paths.add(r, id);
   }
@@ -134,8 +135,8 @@ function representation(body: Buffer, etag: string, lastModified: Date): Represe
 }
 
 /** Builds the document and both of its encodings (called once, lazily, by the route). */
-export function buildOpenAPIv2(): OpenAPIv2 {
-  const doc = buildOpenAPIv2Document();
+export function buildOpenAPIv2(cat: Catalog): OpenAPIv2 {
+  const doc = buildOpenAPIv2Document(cat);
   const json = Buffer.from(JSON.stringify(doc));
   const etag = `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
   // http.ServeContent compares Last-Modified at one-second precision.

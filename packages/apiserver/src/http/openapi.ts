@@ -9,7 +9,8 @@
  * the same kind schemas, written in either dialect.
  */
 import { createHash } from 'node:crypto';
-import { apiVersionOf, autoscalingv1, groupVersions, ObjectMeta, ListMeta, resources, type ResourceDef } from '@kubeling/api';
+import { apiVersionOf, autoscalingv1, ObjectMeta, ListMeta, type ResourceDef } from '@kubeling/api';
+import type { Catalog } from './discovery.js';
 import { VERSION_INFO } from '../version.js';
 
 export type Json = Record<string, unknown>;
@@ -115,6 +116,12 @@ export class SchemaBuilder {
   define(n: Node, gvk?: { group: string; version: string; kind: string }): void {
     const id = n.$id!;
     if (this.schemas[id] && !gvk) return;
+    // A custom resource's schema comes already written in both dialects (apiextensions/openapi.ts).
+    const written = n['x-kubeling-openapi'] as { v2: Json; v3: Json } | undefined;
+    if (written) {
+      this.schemas[id] = structuredClone(this.dialect === 'v2' ? written.v2 : written.v3);
+      return;
+    }
     this.schemas[id] = {}; // placeholder against cycles
     const converted = this.convert(n, true);
     if (gvk) converted['x-kubernetes-group-version-kind'] = [gvk];
@@ -294,7 +301,7 @@ function operations(r: ResourceDef, schemaId: string, listId: string): Record<st
   return out;
 }
 
-function buildDocument(group: string, version: string, scaleSchema: Node | undefined): Json {
+function buildDocument(cat: Catalog, group: string, version: string, scaleSchema: Node | undefined): Json {
   const b = new SchemaBuilder();
   const paths: Record<string, Json> = {};
   b.define(ObjectMeta as unknown as Node);
@@ -302,14 +309,14 @@ function buildDocument(group: string, version: string, scaleSchema: Node | undef
     description: 'Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.',
     type: 'object',
   };
-  for (const r of resources.filter((x) => x.group === group && x.version === version)) {
+  for (const r of cat.resources().filter((x) => x.group === group && x.version === version)) {
     const schema = r.schema as unknown as Node;
     const id = schema.$id!;
     b.define(schema, { group: r.group, version: r.version, kind: r.kind });
     const listId = `${id}List`;
     if (!r.virtual) {
       b.schemas[listId] = {
-        description: `${r.kind}List is a list of ${r.kind} objects.`,
+        description: listDescription(r),
         type: 'object',
         required: ['items'],
         properties: {
@@ -318,7 +325,7 @@ function buildDocument(group: string, version: string, scaleSchema: Node | undef
           kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
           metadata: { allOf: [{ $ref: ref('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta') }], default: {}, description: 'Standard list metadata.' },
         },
-        'x-kubernetes-group-version-kind': [{ group: r.group, version: r.version, kind: `${r.kind}List` }],
+        'x-kubernetes-group-version-kind': [{ group: r.group, version: r.version, kind: listKind(r) }],
       };
       b.define(ListMeta as unknown as Node);
     }
@@ -338,14 +345,21 @@ export interface OpenAPIv3 {
   documents: Map<string, { body: string; hash: string }>;
 }
 
-/** Builds every document once (they only change with the code). */
-export function buildOpenAPIv3(): OpenAPIv3 {
+/** A kind's list kind: `<Kind>List`, or what a CRD names. */
+export const listKind = (r: ResourceDef): string => (r as { crd?: { listKind: string } }).crd?.listKind ?? `${r.kind}List`;
+
+/** A list kind's description (a CRD's as the apiextensions-apiserver's OpenAPI builder writes it). */
+export const listDescription = (r: ResourceDef): string =>
+  'crd' in r ? `${listKind(r)} is a list of ${r.kind}` : `${r.kind}List is a list of ${r.kind} objects.`;
+
+/** Builds every document of what the catalogue serves now. */
+export function buildOpenAPIv3(cat: Catalog): OpenAPIv3 {
   const scaleSchema = autoscalingv1.Scale as unknown as Node;
   const documents = new Map<string, { body: string; hash: string }>();
   const index: OpenAPIv3['index'] = { paths: {} };
-  for (const gv of groupVersions()) {
+  for (const gv of cat.groupVersions()) {
     const key = gv.group ? `apis/${apiVersionOf(gv.group, gv.version)}` : `api/${gv.version}`;
-    const body = JSON.stringify(buildDocument(gv.group, gv.version, scaleSchema));
+    const body = JSON.stringify(buildDocument(cat, gv.group, gv.version, scaleSchema));
     const hash = createHash('sha512').update(body).digest('hex').toUpperCase();
     documents.set(key, { body, hash });
     index.paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };

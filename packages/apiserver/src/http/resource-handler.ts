@@ -4,7 +4,8 @@
  * options.ts); objects are validated by the store's strategy, never by route
  * schemas. Watches, patches and subresources have modules of their own.
  */
-import { methodNotAllowed, notFoundPath, successStatus } from '@kubeling/apimachinery';
+import { failure, methodNotAllowed, notFoundPath, successStatus } from '@kubeling/apimachinery';
+import { isCustom } from '../apiextensions/catalog.js';
 import { fieldValidationOf, negotiate } from './codec.js';
 import { checkName, checkNamespace, decodeObject, send, type HandlerContext } from './context.js';
 import { deleteOptions, includeObject, listQuery, writeContext } from './options.js';
@@ -27,6 +28,7 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
   // Deprecated kinds warn on every request (pkg/endpoints/deprecation: "<group/version> <Kind> is deprecated in v1.19+").
   if (def.deprecatedSince)
     c.reply.header('Warning', `299 - "${def.group ? `${def.group}/` : ''}${def.version} ${def.kind} is deprecated in v${def.deprecatedSince}+"`);
+  if (isCustom(def) && def.crd.deprecationWarning) c.reply.header('Warning', `299 - ${JSON.stringify(def.crd.deprecationWarning)}`);
   const verb = info.verb;
   // PUT and PATCH name an object; POST makes one in a collection (or acts on a subresource).
   if (!info.name && (verb === 'update' || verb === 'patch')) throw methodNotAllowed();
@@ -47,18 +49,22 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
     case 'get': {
       const obj = await store.get(ns, info.name, q1(q, 'resourceVersion'));
       const table = tableWanted(c.req.headers.accept);
-      if (table) return send(c, 200, toTable(def.group, def.resource, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject(q), true, table));
+      if (table) return send(c, 200, toTable(def, [obj], { resourceVersion: obj.metadata.resourceVersion }, includeObject(q), true, table));
       return send(c, 200, obj);
     }
     case 'list': {
       const list = await store.list(ns, listQuery(q, false));
       const table = tableWanted(c.req.headers.accept);
-      if (table) return send(c, 200, toTable(def.group, def.resource, list.items, list.metadata, includeObject(q), true, table));
+      if (table) return send(c, 200, toTable(def, list.items, list.metadata, includeObject(q), true, table));
       return send(c, 200, list);
     }
     case 'watch':
       return serveWatch(c, store, ns);
     case 'create': {
+      // crdHandler: a CRD being deleted takes no new objects.
+      if (isCustom(def) && c.opts.crdTerminating?.(def.crd.name)) {
+        throw failure('MethodNotAllowed', 'create not allowed while custom resource definition is terminating', { group: def.group, kind: def.resource });
+      }
       const ctx = writeContext(c);
       const { obj, warnings } = decodeObject(c, def, fieldValidationOf(q1(q, 'fieldValidation')));
       checkNamespace(obj, ns);

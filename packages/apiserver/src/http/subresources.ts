@@ -7,6 +7,7 @@
 import type { KubeObject } from '@kubeling/api';
 import { badRequest, failure, methodNotAllowed, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
 import { SCALE_SCHEMA, scaleOf, updateScale } from '../registry/apps/scale.js';
+import type { CustomResourceDef } from '../apiextensions/catalog.js';
 import { selfSubjectReview, tokenReview } from '../registry/authentication/reviews.js';
 import { createTokenRequest } from '../registry/authentication/tokenrequest.js';
 import { selfSubjectRulesReview, subjectAccessReview } from '../registry/authorization/reviews.js';
@@ -85,14 +86,15 @@ export async function handleSubresource(c: HandlerContext, store: Store, ns: str
 /** GET, PUT or PATCH of a workload's scale. */
 async function scale(c: HandlerContext, store: Store, ns: string | undefined) {
   const { info, def } = c;
-  if (info.verb === 'get') return send(c, 200, scaleOf(await store.get(ns, info.name)));
+  const paths = 'crd' in def ? (def as CustomResourceDef).crd.scale : undefined;
+  if (info.verb === 'get') return send(c, 200, scaleOf(await store.get(ns, info.name), paths));
   const ctx = writeContext(c);
   const ct = contentTypeOf(c);
   const patchType = info.verb === 'patch' ? mediaType(ct) : undefined;
   if (patchType && !(PATCH_TYPES as readonly string[]).includes(patchType)) throw unsupportedMediaType(ct, [...PATCH_TYPES]);
   const body = parseBody(c.req.body as Buffer | undefined, ct);
   const next = patchType ? (cur: object) => applyPatch(patchType, cur as unknown as KubeObject, body, SCALE_SCHEMA) : () => body;
-  return send(c, 200, await updateScale(store, def, ns, info.name, next, ctx));
+  return send(c, 200, await updateScale(store, def, ns, info.name, next, ctx, paths));
 }
 
 /** POST of a kind that stores nothing: the bindings collection and the reviews. */
@@ -134,11 +136,11 @@ async function componentStatuses(c: HandlerContext) {
   const table = tableWanted(c.req.headers.accept);
   if (info.verb === 'get') {
     const cs = await getComponentStatus(probes, info.name);
-    return send(c, 200, table ? toTable(def.group, def.resource, [cs], {}, includeObject(c.req.query as Query), true, table) : cs);
+    return send(c, 200, table ? toTable(def, [cs], {}, includeObject(c.req.query as Query), true, table) : cs);
   }
   if (info.verb !== 'list') throw methodNotAllowed();
   const list = await listComponentStatuses(probes);
-  return send(c, 200, table ? toTable(def.group, def.resource, list.items, {}, includeObject(c.req.query as Query), true, table) : list);
+  return send(c, 200, table ? toTable(def, list.items, {}, includeObject(c.req.query as Query), true, table) : list);
 }
 
 /** Whether Accept also lists a plain media range (no `as=` conversion) the server serves. */

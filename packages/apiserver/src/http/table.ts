@@ -7,8 +7,11 @@
  * This file is the Table machinery; each resource's columns are in printers/.
  * A resource without a printer gets Name and Created At.
  */
-import type { KubeObject, ObjectMeta } from '@kubeling/api';
+import type { KubeObject, ObjectMeta, ResourceDef } from '@kubeling/api';
+import type { CrdServing } from '../apiextensions/catalog.js';
+import { columnCell } from '../apiextensions/cr-strategy.js';
 import { col, NAME, type Column, type Printer } from './printers/columns.js';
+import { humanDuration } from '@kubeling/apimachinery';
 import { corePrinters } from './printers/core.js';
 import { groupPrinters } from './printers/groups.js';
 import { workloadPrinters } from './printers/workloads.js';
@@ -61,16 +64,37 @@ export function partialMetadata(o: KubeObject): PartialObjectMetadata {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: meta };
 }
 
+/** A CRD version's printer: Name, then its additionalPrinterColumns (Age when it has none), as apiextensions' tableconvertor. */
+function customPrinter(crd: CrdServing): Printer {
+  const cols = crd.columns.length ? crd.columns : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: CREATION_TIMESTAMP_DOC }];
+  return {
+    columns: [
+      NAME,
+      ...cols.map((c) => ({
+        name: c.name,
+        type: c.type as Column['type'],
+        format: c.format ?? '',
+        description: c.description ?? '',
+        priority: c.priority ?? 0,
+      })),
+    ],
+    cells: (o, now) => [o.metadata.name, ...cols.map((c) => columnCell(o, c, now, humanDuration))],
+  };
+}
+
+const CREATION_TIMESTAMP_DOC =
+  'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata';
+
 export function toTable(
-  group: string,
-  resource: string,
+  def: Pick<ResourceDef, 'group' | 'resource'> & { crd?: CrdServing },
   objects: KubeObject[],
   listMeta: TableMeta,
   include: IncludeObject,
   withColumns = true,
   tableVersion: 'v1' | 'v1beta1' = 'v1',
 ): Table {
-  const p = printerFor(group, resource);
+  const { group, resource } = def;
+  const p = def.crd ? customPrinter(def.crd) : printerFor(group, resource);
   const now = Date.now();
   return {
     kind: 'Table',

@@ -143,7 +143,7 @@ export async function serveWatch(c: HandlerContext, store: Store, ns: string | u
   const table = tableWanted(c.req.headers.accept);
   const include = includeObject(q);
   let columnsSent = false;
-  const cacheable = !store.strategy.toExternal && !table;
+  const cacheable = !store.strategy.toExternal && !store.strategy.convert && !table;
   // Protobuf when the client asks for it before JSON (Tables are JSON).
   const protobuf = !table && outputFormat(c.req.headers.accept, hasProtobuf(typeMeta.apiVersion, typeMeta.kind)) === 'protobuf';
   const encodeObject = (obj: KubeObject): string | Buffer => (protobuf && encodeProtobufBody(obj)) || encode(obj, false).payload;
@@ -154,7 +154,7 @@ export async function serveWatch(c: HandlerContext, store: Store, ns: string | u
     protobuf,
     encode: (obj, ev) => {
       if (table) {
-        const t = toTable(c.def.group, c.def.resource, [store.external(obj)], { resourceVersion: obj.metadata.resourceVersion }, include, !columnsSent, table);
+        const t = toTable(c.def, [store.external(obj)], { resourceVersion: obj.metadata.resourceVersion }, include, !columnsSent, table);
         columnsSent = true;
         return encode(t, false).payload;
       }

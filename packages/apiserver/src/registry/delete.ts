@@ -47,6 +47,7 @@ export function beforeDelete(current: KubeObject, strategy: Strategy, opts: Dele
   const meta = obj.metadata;
   const grace = strategy.gracePeriod ? strategy.gracePeriod(obj, opts.gracePeriodSeconds) : 0;
   const finalizers = new Set(meta.finalizers ?? []);
+  if (!meta.deletionTimestamp) for (const f of strategy.deletionFinalizers?.(obj) ?? []) finalizers.add(f);
   const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : undefined);
   if (policy === 'Orphan') {
     finalizers.add('orphan');

@@ -61,6 +61,37 @@ export class StoreReader {
     return { apiVersion: this.apiVersion, kind: this.def.kind, ...stripTypeMeta(obj) };
   }
 
+  /** `external` of several stored objects, through the conversion webhook when there is one. */
+  private async externalAll(objs: KubeObject[]): Promise<KubeObject[]> {
+    const converted = this.strategy.convert && objs.length ? await this.strategy.convert.fromStorage(objs) : objs;
+    return converted.map((o) => this.external(o));
+  }
+
+  /** A sink that gets objects converted, in the order the events came. */
+  private converting(sink: WatchSink): WatchSink {
+    const convert = this.strategy.convert;
+    if (!convert) return sink;
+    let chain = Promise.resolve();
+    let failed = false;
+    return {
+      event: (type, obj, ev) => {
+        chain = chain.then(async () => {
+          if (failed) return;
+          try {
+            const [c] = await convert.fromStorage([obj]);
+            sink.event(type, c!, ev);
+          } catch (e) {
+            failed = true;
+            sink.error(e as Error);
+          }
+        });
+      },
+      error: (err) => {
+        chain = chain.then(() => sink.error(err));
+      },
+    };
+  }
+
   /**
    * Follows every object of this resource from the watch cache: first an ADDED
    * per object, then changes. Re-subscribes (replaying) if the cache restarts.
@@ -74,7 +105,10 @@ export class StoreReader {
         () => {
           if (stopped) return;
           cancel = this.cacher.watch(this.prefix, undefined, () => true, {
-            event: (type, obj) => handler(type, this.external(obj)),
+            event: (type, obj) => {
+              if (!this.strategy.convert) return handler(type, this.external(obj));
+              void this.externalAll([obj]).then(([o]) => handler(type, o!), () => undefined);
+            },
             error: () => {
               cancel = undefined;
               setTimeout(start, 500).unref();
@@ -96,7 +130,7 @@ export class StoreReader {
     if (resourceVersion === '0') {
       await this.cacher.ready();
       const hit = this.cacher.get(this.key(namespace, name));
-      if (hit) return this.external(hit.obj);
+      if (hit) return (await this.externalAll([hit.obj]))[0]!;
     }
     if (rv.n > 0) {
       // Not older than rv: a read from etcd is, unless etcd has not reached it.
@@ -105,7 +139,7 @@ export class StoreReader {
     }
     const cur = await this.storage.get(this.key(namespace, name));
     if (!cur) throw notFound(this.gr, name);
-    return this.external(cur.obj);
+    return (await this.externalAll([cur.obj]))[0]!;
   }
 
   /** Builds the filter of label and field selectors; 400 on malformed selectors. */
@@ -132,7 +166,7 @@ export class StoreReader {
       await this.cacher.ready();
       if (rvNum <= this.cacher.rev) {
         const { items, rev } = this.cacher.list(keyPrefix, filter);
-        return this.listOf(items, String(rev));
+        return await this.listOf(items, String(rev));
       }
     }
     if (rvNum > 0 && (match !== 'Exact' || rvNum > Number.MAX_SAFE_INTEGER)) {
@@ -189,7 +223,7 @@ export class StoreReader {
       if (e instanceof StorageFutureRevision) throw tooLarge(e.requested, e.current);
       throw e;
     }
-    const list = this.listOf(items, String(rev));
+    const list = await this.listOf(items, String(rev));
     if (limit && more && lastKey) {
       list.metadata.continue = encodeContinue(rev, lastKey.slice(keyPrefix.length) + '\x00');
       if (remaining !== undefined && remaining > 0) list.metadata.remainingItemCount = remaining;
@@ -197,12 +231,12 @@ export class StoreReader {
     return list;
   }
 
-  private listOf(items: KubeObject[], rv: string): KubeList {
+  private async listOf(items: KubeObject[], rv: string): Promise<KubeList> {
     return {
       apiVersion: this.apiVersion,
-      kind: `${this.def.kind}List`,
+      kind: (this.def as { crd?: { listKind: string } }).crd?.listKind ?? `${this.def.kind}List`,
       metadata: { resourceVersion: rv },
-      items: items.map((o) => this.external(o)),
+      items: await this.externalAll(items),
     };
   }
 
@@ -210,7 +244,8 @@ export class StoreReader {
    * Starts a watch. Events go to `sink`; returns the function that stops it.
    * `resourceVersion` unset or "0": ADDED for every current object first.
    */
-  async watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink, initialEvents?: { notOlderThan?: string }): Promise<() => void> {
+  async watch(namespace: string | undefined, opts: ListOptions, target: WatchSink, initialEvents?: { notOlderThan?: string }): Promise<() => void> {
+    const sink = this.converting(target);
     const filter = this.filter(opts);
     const keyPrefix = this.collectionPrefix(namespace);
     await this.cacher.ready();

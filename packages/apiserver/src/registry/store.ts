@@ -94,8 +94,16 @@ export class Store {
     return this.reader.external(o);
   }
 
-  private internal(o: KubeObject): KubeObject {
+  /** The stored form of an object as a client sent it (in this resource's version). */
+  private async internal(o: KubeObject): Promise<KubeObject> {
+    if (this.strategy.convert) return this.strategy.convert.toStorage(o);
     return this.strategy.fromExternal ? this.strategy.fromExternal(o) : o;
+  }
+
+  /** `external`, through the resource's conversion webhook when it has one. */
+  private async ext(o: KubeObject): Promise<KubeObject> {
+    if (this.strategy.convert) return this.external((await this.strategy.convert.fromStorage([o]))[0]!);
+    return this.external(o);
   }
 
   get(namespace: string | undefined, name: string, resourceVersion?: string): Promise<KubeObject> {
@@ -147,7 +155,7 @@ export class Store {
   private async remove(key: string, cur: StoredObject, shown: KubeObject): Promise<KubeObject> {
     const rev = await this.storage.delete(key, cur.rev);
     this.released(cur.obj);
-    return this.external({ ...shown, metadata: { ...shown.metadata, resourceVersion: String(rev) } });
+    return this.ext({ ...shown, metadata: { ...shown.metadata, resourceVersion: String(rev) } });
   }
 
   /**
@@ -155,7 +163,7 @@ export class Store {
    * and defaulted its namespace from the URL.
    */
   async create(namespace: string | undefined, input: KubeObject, ctx: WriteContext = {}): Promise<KubeObject> {
-    const obj = this.internal(structuredClone(input));
+    const obj = await this.internal(structuredClone(input));
     const meta = obj.metadata;
     beforeCreate(this, obj, namespace, ctx.user);
     await this.admission.admit(obj, this.attributes('CREATE', namespace, ctx, meta.name ? { name: meta.name } : {}));
@@ -165,10 +173,10 @@ export class Store {
     await this.admission.validate(obj, this.attributes('CREATE', namespace, ctx, meta.name ? { name: meta.name } : {}));
     const allocErrs = (await this.strategy.allocate?.(obj, this.storage, !!ctx.dryRun)) ?? [];
     if (allocErrs.length) throw invalidObject(this.gk, meta.name!, allocErrs);
-    if (ctx.dryRun) return this.external(obj);
+    if (ctx.dryRun) return this.ext(obj);
     try {
       const stored = await this.storage.create(this.key(namespace, meta.name!), obj);
-      return this.external(stored.obj);
+      return this.ext(stored.obj);
     } catch (e) {
       await this.strategy.release?.(obj, this.storage).catch(() => undefined);
       if (e instanceof StorageKeyExists) throw alreadyExists(this.gr, meta.name!);
@@ -196,25 +204,25 @@ export class Store {
         }
         throw notFound(this.gr, name);
       }
-      const old = this.external(cur.obj);
-      const proposed = this.internal(await tryUpdate(structuredClone(old)));
+      const old = await this.ext(cur.obj);
+      const proposed = await this.internal(await tryUpdate(structuredClone(old)));
       let candidate = beforeUpdate(this, proposed, cur.obj, opts.subresource, opts.preconditionRV);
       const subresource = opts.subresource === 'binding-internal' ? 'binding' : opts.subresource;
-      const attrs = this.attributes('UPDATE', namespace, opts.ctx, { name, ...(subresource ? { subresource } : {}), old: this.external(cur.obj) });
+      const attrs = this.attributes('UPDATE', namespace, opts.ctx, { name, ...(subresource ? { subresource } : {}), old });
       if (this.admission.mutates(attrs)) {
         // Mutating admission, then the strategy's rules again on what it made.
-        const mutated = this.external(candidate);
+        const mutated = await this.ext(candidate);
         await this.admission.admit(mutated, attrs);
-        candidate = beforeUpdate(this, this.internal(mutated), cur.obj, opts.subresource, undefined);
+        candidate = beforeUpdate(this, await this.internal(mutated), cur.obj, opts.subresource, undefined);
       }
-      await this.admission.validate(this.external(candidate), attrs);
+      await this.admission.validate(await this.ext(candidate), attrs);
       managedFieldsOnUpdate(candidate, cur.obj, proposed, {
         applied: !!opts.ctx?.applied,
         subresource: opts.subresource,
         fieldContext: () => this.fieldContext(opts.ctx, opts.subresource),
       });
       if (jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
-      if (opts.ctx?.dryRun) return { obj: this.external(candidate), created: false };
+      if (opts.ctx?.dryRun) return { obj: await this.ext(candidate), created: false };
       const finishing =
         candidate.metadata.deletionTimestamp &&
         !candidate.metadata.finalizers?.length &&
@@ -223,7 +231,7 @@ export class Store {
       try {
         if (finishing) return { obj: await this.remove(key, cur, candidate), created: false };
         const stored = await this.storage.update(key, candidate, cur.rev);
-        return { obj: this.external(stored.obj), created: false };
+        return { obj: await this.ext(stored.obj), created: false };
       } catch (e) {
         if (!(e instanceof StorageConflict)) throw e;
         if (opts.preconditionRV) throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
@@ -258,20 +266,20 @@ export class Store {
     let cur = await this.storage.get(key);
     if (cur && this.admission.validates()) {
       // Validating admission sees a DELETE once, with the object as it stands (webhooks get it as oldObject).
-      const old = this.external(cur.obj);
+      const old = await this.ext(cur.obj);
       await this.admission.validate(old, this.attributes('DELETE', namespace, ctx, { name, old }));
     }
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       if (!cur) throw notFound(this.gr, name);
       checkPreconditions(this.gr, name, opts.preconditions, cur);
       const plan = beforeDelete(cur.obj, this.strategy, opts);
-      if (plan.action === 'unchanged') return { obj: this.external(cur.obj), deleted: false };
-      if (ctx.dryRun) return plan.action === 'delete' ? { obj: this.external(cur.obj), deleted: true } : { obj: this.external(plan.obj), deleted: false };
+      if (plan.action === 'unchanged') return { obj: await this.ext(cur.obj), deleted: false };
+      if (ctx.dryRun) return plan.action === 'delete' ? { obj: await this.ext(cur.obj), deleted: true } : { obj: await this.ext(plan.obj), deleted: false };
       try {
         if (plan.action === 'delete') return { obj: await this.remove(key, cur, cur.obj), deleted: true };
         if (plan.removeNow) return { obj: await this.remove(key, cur, plan.obj), deleted: true };
         const stored = await this.storage.update(key, plan.obj, cur.rev);
-        return { obj: this.external(stored.obj), deleted: false };
+        return { obj: await this.ext(stored.obj), deleted: false };
       } catch (e) {
         if (!(e instanceof StorageConflict)) throw e;
         cur = e.current;

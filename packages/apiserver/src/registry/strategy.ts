@@ -41,6 +41,8 @@ export interface Strategy {
   gracePeriod?(obj: KubeObject, requested: number | undefined): number;
   /** Whether the object must wait for something beyond metadata.finalizers (namespaces' spec.finalizers). */
   blocksDeletion?(obj: KubeObject): boolean;
+  /** Finalizers the first DELETE adds (a CRD's customresourcecleanup, as its REST Delete adds it). */
+  deletionFinalizers?(obj: KubeObject): string[];
   /** Changes made when deletion starts (namespaces become Terminating). */
   prepareForDelete?(obj: KubeObject): void;
   /** Updates through other subresources (namespaces' finalize): what is taken from the body. */
@@ -57,6 +59,14 @@ export interface Strategy {
    */
   allocate?(obj: KubeObject, storage: EtcdStorage, dryRun: boolean): Promise<FieldError[]>;
   release?(obj: KubeObject, storage: EtcdStorage): Promise<void>;
+  /**
+   * Conversion that needs a round trip (a CRD's conversion webhook): objects
+   * read are converted from the storage version, objects written to it.
+   */
+  convert?: {
+    fromStorage(objs: KubeObject[]): Promise<KubeObject[]>;
+    toStorage(obj: KubeObject): Promise<KubeObject>;
+  };
   /** Converts the stored form to this resource's version (shared storage). */
   toExternal?(stored: KubeObject): KubeObject;
   fromExternal?(obj: KubeObject): KubeObject;

@@ -7,7 +7,9 @@
  * manifest ever mentioned are left alone.
  */
 import { asObject, isObject, type JsonObject } from '../json.js';
-import { goJSON } from '../print/jsonpath.js';
+import { jsonpath } from '@kubeling/apimachinery';
+
+const { goJSON } = jsonpath;
 
 /** A manifest carrying the last-applied annotation: its metadata and annotations are objects. */
 export interface AnnotatedManifest extends JsonObject {

@@ -8,7 +8,9 @@ import type { Status } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
 import { type Ctx, apiVersionOf, kindRef, pathOf, type Target } from '../ctx.js';
 import { columns, parseOutput, printObjects, type Output } from '../print/printers.js';
-import { relaxed, select } from '../print/jsonpath.js';
+import { jsonpath } from '@kubeling/apimachinery';
+
+const { relaxed, select } = jsonpath;
 
 const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 

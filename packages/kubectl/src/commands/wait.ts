@@ -7,7 +7,9 @@ import type { KubeObject } from '@kubeling/api';
 import { UsageError } from '../flags.js';
 import { type Ctx, kindRef, pathOf, resourceRef, type Target } from '../ctx.js';
 import { asObjects, nested } from '../json.js';
-import { select } from '../print/jsonpath.js';
+import { jsonpath } from '@kubeling/apimachinery';
+
+const { select } = jsonpath;
 import { observe } from './observe.js';
 
 type Cond = { t: 'delete' } | { t: 'create' } | { t: 'condition'; type: string; status: string } | { t: 'jsonpath'; expr: string; value?: string };

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluate, select } from './jsonpath.js';
+import { jsonpath } from '@kubeling/apimachinery';
+
+const { evaluate, select } = jsonpath;
 import { executeTemplate } from './gotemplate.js';
 import { tabwrite } from './tabwriter.js';
 import { columns, parseOutput, printObjects } from './printers.js';

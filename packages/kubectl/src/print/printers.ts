@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { UsageError } from '../flags.js';
-import { evaluate, relaxed, select } from './jsonpath.js';
+import { jsonpath } from '@kubeling/apimachinery';
+
+const { evaluate, relaxed, select } = jsonpath;
 import { executeTemplate, goValue } from './gotemplate.js';
 import { isObject, type JsonObject } from '../json.js';
 

@@ -6,21 +6,30 @@
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { notFoundPath } from '@kubeling/apimachinery';
-import { aggregatedDiscovery, aggregatedVersionWanted, AGGREGATED_V2, AGGREGATED_V2BETA1, apiGroup, apiGroupList, apiVersions } from '../discovery.js';
+import {
+  aggregatedDiscovery,
+  aggregatedVersionWanted,
+  AGGREGATED_V2,
+  AGGREGATED_V2BETA1,
+  apiGroup,
+  apiGroupList,
+  apiVersions,
+  type Catalog,
+} from '../discovery.js';
 
-export const discoveryRoutes: FastifyPluginAsync<{ advertiseAddress: string }> = async (app, { advertiseAddress }) => {
+export const discoveryRoutes: FastifyPluginAsync<{ advertiseAddress: string; catalog: Catalog }> = async (app, { advertiseAddress, catalog }) => {
   app.get('/api', async (req, reply) => {
     const v = aggregatedVersionWanted(req.headers.accept);
-    if (v) return sendAggregated(reply, v, aggregatedDiscovery('core', v));
+    if (v) return sendAggregated(reply, v, aggregatedDiscovery(catalog, 'core', v));
     return apiVersions(advertiseAddress);
   });
   app.get('/apis', async (req, reply) => {
     const v = aggregatedVersionWanted(req.headers.accept);
-    if (v) return sendAggregated(reply, v, aggregatedDiscovery('groups', v));
-    return apiGroupList();
+    if (v) return sendAggregated(reply, v, aggregatedDiscovery(catalog, 'groups', v));
+    return apiGroupList(catalog);
   });
   app.get('/apis/:group', async (req) => {
-    const g = apiGroup((req.params as { group: string }).group);
+    const g = apiGroup(catalog, (req.params as { group: string }).group);
     if (!g) throw notFoundPath();
     return g;
   });

@@ -9,7 +9,7 @@
  * audit record and the request metrics read.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { groupVersions, resources } from '@kubeling/api';
+import type { ResourceCatalog } from '../../apiextensions/catalog.js';
 import { methodNotAllowed, notFoundPath } from '@kubeling/apimachinery';
 import { apiResourceList } from '../discovery.js';
 import { parseRequestInfo, type RequestInfo } from '../request-info.js';
@@ -26,17 +26,18 @@ export type ResourceDeps = Omit<HandlerContext, 'req' | 'reply' | 'info' | 'def'
 
 interface GroupVersionOptions {
   deps: ResourceDeps;
+  catalog: ResourceCatalog;
   /** Absent when the prefix names them as parameters. */
   groupVersion?: { group: string; version: string };
 }
 
 const RESOURCE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps, groupVersion: gv }) => {
+const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps, catalog, groupVersion: gv }) => {
   const opts = { ...deps.opts, upgraded: (req: FastifyRequest) => app.upgraded(req) };
   app.get('', async (req) => {
     const { group, version } = gv ?? (req.params as { group: string; version: string });
-    const list = apiResourceList(group, version);
+    const list = apiResourceList(catalog, group, version);
     if (!list) throw notFoundPath();
     return list;
   });
@@ -47,7 +48,7 @@ const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps
       const info = parseRequestInfo(req.method, req.url.split('?')[0]!, req.query as Record<string, string>);
       req.k8s = info;
       if (!info.isResourceRequest) throw notFoundPath();
-      const def = resources.find((r) => r.group === info.apiGroup && r.version === info.apiVersion && r.resource === info.resource);
+      const def = catalog.find(info.apiGroup, info.apiVersion, info.resource);
       if (!def) throw notFoundPath();
       return handleResource({ req, reply, info, def, ...deps, opts });
     },
@@ -62,9 +63,10 @@ const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps
 };
 
 /** Every group-version's routes, under its own prefix, then the catch-all for unknown ones. */
-export const apiRoutes: FastifyPluginAsync<{ deps: ResourceDeps }> = async (app, { deps }) => {
-  for (const gv of groupVersions()) {
-    app.register(groupVersion, { prefix: gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`, deps, groupVersion: gv });
+export const apiRoutes: FastifyPluginAsync<{ deps: ResourceDeps; catalog: ResourceCatalog }> = async (app, { deps, catalog }) => {
+  // The built-in group-versions get routes of their own; CRDs' come and go behind the parameterised prefix.
+  for (const gv of catalog.groupVersions()) {
+    app.register(groupVersion, { prefix: gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`, deps, catalog, groupVersion: gv });
   }
-  app.register(groupVersion, { prefix: '/apis/:group/:version', deps });
+  app.register(groupVersion, { prefix: '/apis/:group/:version', deps, catalog });
 };

@@ -15,6 +15,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { notFoundPath } from '@kubeling/apimachinery';
 import { buildOpenAPIv3 } from '../openapi.js';
+import type { ResourceCatalog } from '../../apiextensions/catalog.js';
 import { buildOpenAPIv2, type OpenAPIv2, type Representation } from '../openapi-v2.js';
 
 const PROTOBUF = 'com.github.proto-openapi.spec.v2.v1.0+protobuf';
@@ -98,9 +99,13 @@ function serve(req: FastifyRequest, reply: FastifyReply, rep: Representation, co
   return rep.gzipped();
 }
 
-export const openapiRoutes: FastifyPluginAsync = async (app) => {
-  let openapi: ReturnType<typeof buildOpenAPIv3> | undefined;
-  const docs = () => (openapi ??= buildOpenAPIv3());
+export const openapiRoutes: FastifyPluginAsync<{ catalog: ResourceCatalog }> = async (app, { catalog }) => {
+  // Built on first use after each change of what is served (a CRD created, changed or gone).
+  let openapi: { gen: number; doc: ReturnType<typeof buildOpenAPIv3> } | undefined;
+  const docs = () => {
+    if (openapi?.gen !== catalog.generation) openapi = { gen: catalog.generation, doc: buildOpenAPIv3(catalog) };
+    return openapi.doc;
+  };
   app.get('/openapi/v3', async () => docs().index);
   app.get('/openapi/v3/*', async (req, reply) => {
     const key = (req.params as { '*': string })['*'].replace(/\/$/, '');
@@ -112,8 +117,11 @@ export const openapiRoutes: FastifyPluginAsync = async (app) => {
     return doc.body;
   });
 
-  let v2: OpenAPIv2 | undefined;
-  const v2docs = () => (v2 ??= buildOpenAPIv2());
+  let v2: { gen: number; doc: OpenAPIv2 } | undefined;
+  const v2docs = () => {
+    if (v2?.gen !== catalog.generation) v2 = { gen: catalog.generation, doc: buildOpenAPIv2(catalog) };
+    return v2.doc;
+  };
   app.get('/openapi/v2', async (req, reply) => {
     reply.header('Vary', 'Accept');
     const chosen = negotiateV2(req.headers.accept, v2docs());

@@ -18,7 +18,44 @@ export interface Scale {
 /** A schema for patches of a Scale: no merge keys, no directives. */
 export const SCALE_SCHEMA = { type: 'object', properties: {} } as unknown as ResourceDef['schema'];
 
-export function scaleOf(obj: KubeObject): Scale {
+/** Where a custom resource keeps what its Scale shows (its CRD's scale subresource). */
+export interface ScalePaths {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string | undefined;
+}
+
+const at = (obj: unknown, path: string): unknown => {
+  let cur = obj;
+  for (const p of path.replace(/^\./, '').split('.')) {
+    if (!p) continue;
+    if (!isPlainObject(cur)) return undefined;
+    cur = (cur as Record<string, unknown>)[p];
+  }
+  return cur;
+};
+
+/** A custom resource's Scale (apiextensions' scaleFromCustomResource): missing replicas are 0. */
+function customScaleOf(obj: KubeObject, paths: ScalePaths): Scale {
+  const num = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) ? v : 0);
+  const selector = paths.labelSelectorPath ? at(obj, paths.labelSelectorPath) : undefined;
+  return {
+    kind: 'Scale',
+    apiVersion: 'autoscaling/v1',
+    metadata: {
+      name: obj.metadata.name,
+      namespace: obj.metadata.namespace,
+      uid: obj.metadata.uid,
+      resourceVersion: obj.metadata.resourceVersion,
+      creationTimestamp: obj.metadata.creationTimestamp,
+    },
+    spec: { replicas: num(at(obj, paths.specReplicasPath)) },
+    status: { replicas: num(at(obj, paths.statusReplicasPath)), selector: typeof selector === 'string' ? selector : '' },
+  };
+}
+
+export function scaleOf(obj: KubeObject, paths?: ScalePaths): Scale {
+  if (paths) return customScaleOf(obj, paths);
   const spec = (obj.spec ?? {}) as { replicas?: number; selector?: { matchLabels?: Record<string, string>; matchExpressions?: [] } };
   // A ReplicationController's selector is a plain label map.
   const selector = obj.kind === 'ReplicationController' && spec.selector ? { matchLabels: spec.selector as Record<string, string> } : spec.selector;
@@ -50,12 +87,13 @@ export async function updateScale(
   name: string,
   next: (current: Scale) => unknown,
   ctx: WriteContext,
+  paths?: ScalePaths,
 ): Promise<Scale> {
   const res = await store.guaranteedUpdate(
     ns,
     name,
     (cur) => {
-      const s = next(scaleOf(cur));
+      const s = next(scaleOf(cur, paths));
       if (!isPlainObject(s)) throw badRequest('Scale must be a JSON object');
       const want = s as { spec?: { replicas?: unknown }; metadata?: { resourceVersion?: string } };
       if (want.metadata?.resourceVersion && want.metadata.resourceVersion !== cur.metadata.resourceVersion) {
@@ -81,9 +119,20 @@ export async function updateScale(
           code: 422,
         });
       }
+      if (paths) {
+        const out = structuredClone(cur) as unknown as Record<string, unknown>;
+        const parts = paths.specReplicasPath.replace(/^\./, '').split('.').filter(Boolean);
+        let o = out;
+        for (const p of parts.slice(0, -1)) {
+          if (!isPlainObject(o[p])) o[p] = {};
+          o = o[p] as Record<string, unknown>;
+        }
+        o[parts[parts.length - 1]!] = replicas;
+        return out as unknown as KubeObject;
+      }
       return { ...cur, spec: { ...((cur.spec ?? {}) as Record<string, unknown>), replicas } };
     },
     { ctx },
   );
-  return scaleOf(res.obj);
+  return scaleOf(res.obj, paths);
 }

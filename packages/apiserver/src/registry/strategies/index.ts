@@ -15,6 +15,7 @@ import { csrStrategy } from '../certificates/strategy.js';
 import { ingressClassStrategy, ingressStrategy } from '../networking/ingresses.js';
 import { ipAddressStrategy, networkPolicyStrategy, serviceCIDRStrategy } from '../networking/networkpolicies.js';
 import { runtimeClassStrategy } from '../node/runtimeclasses.js';
+import { crdStrategy } from '../../apiextensions/crd-strategy.js';
 import { flowSchemaStrategy, priorityLevelConfigurationStrategy } from '../flowcontrol/strategy.js';
 import {
   generationStatusStrategy,
@@ -56,6 +57,7 @@ const byResource: Record<string, Strategy> = {
   'networking.k8s.io/servicecidrs': serviceCIDRStrategy,
   'networking.k8s.io/ipaddresses': ipAddressStrategy,
   'node.k8s.io/runtimeclasses': runtimeClassStrategy,
+  'apiextensions.k8s.io/customresourcedefinitions': crdStrategy,
   'flowcontrol.apiserver.k8s.io/flowschemas': flowSchemaStrategy,
   'flowcontrol.apiserver.k8s.io/prioritylevelconfigurations': priorityLevelConfigurationStrategy,
   'rbac.authorization.k8s.io/roles': roleStrategy,

@@ -13,10 +13,11 @@
  * condition by an eviction that did not delete them get it set to False after
  * STALE_POD_DISRUPTION_TIMEOUT_MS. The decisions are status.ts's.
  */
-import { resources, type KubeObject } from '@kubeling/api';
+import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound, rfc3339 } from '@kubeling/apimachinery';
-import type { Informer } from '@kubeling/client';
+import { parseGroupVersion, resourcePath, restMapping, type Informer } from '@kubeling/client';
 import { controllerRef, DISRUPTION_ALLOWED, pdbsForPod, setStatusCondition, SYNC_FAILED, type PDBLike, type PDBStatusLike } from '@kubeling/component-helpers';
+import { DISCOVERY_PERIOD_MS, sharedDiscovery } from '../../discovery.js';
 import { enqueueOn } from '../handlers.js';
 import type { Deployment, Pod, ReplicaSet, StatefulSet } from '../kinds.js';
 import { QueueController } from '../queue-controller.js';
@@ -174,16 +175,25 @@ export class DisruptionController extends QueueController {
     return this.scaleSubresource(ref, ns);
   };
 
-  /** getScaleController: the /scale of whatever kind the reference names. */
+  /**
+   * getScaleController: the /scale of whatever kind the reference names, the
+   * kind mapped to its resource through discovery (the RESTMapper) and the
+   * scale subresource looked up there (the scale client's discovery kind
+   * resolver), so a custom resource with a scale subresource counts too. A
+   * kind discovery does not know sends it to the server again first.
+   */
   private async scaleSubresource(ref: OwnerRef, ns: string): Promise<ControllerScale | undefined> {
-    const group = groupOf(ref.apiVersion);
-    const version = ref.apiVersion.includes('/') ? ref.apiVersion.split('/')[1]! : ref.apiVersion;
-    const def = resources.find((d) => d.group === group && d.kind === ref.kind && !d.virtual);
-    if (!def) throw new Error(`no matches for kind "${ref.kind}" in version "${ref.apiVersion}"`);
-    if (!def.subresources.scale) throw new Error(`${def.group ? `${def.resource}.${def.group}` : def.resource} does not implement the scale subresource`);
-    const base = group ? `/apis/${group}/${def.version === version ? version : def.version}` : '/api/v1';
+    const { group, version } = parseGroupVersion(ref.apiVersion);
+    const discovery = sharedDiscovery(this.ctx.client);
+    const res =
+      restMapping(await discovery.discover(DISCOVERY_PERIOD_MS), group, ref.kind, version) ??
+      restMapping(await discovery.discover(1000), group, ref.kind, version);
+    if (!res) throw new Error(`no matches for kind "${ref.kind}" in version "${ref.apiVersion}"`);
+    if (!res.subresources.includes('scale')) {
+      throw new Error(`could not find scale subresource for ${res.group}/${res.version}, Resource=${res.resource} in discovery information`);
+    }
     try {
-      const scale = await this.ctx.client.get<KubeObject & { spec?: { replicas?: number } }>(`${base}/namespaces/${ns}/${def.resource}/${ref.name}/scale`);
+      const scale = await this.ctx.client.get<KubeObject & { spec?: { replicas?: number } }>(`${resourcePath(res, ns)}/${ref.name}/scale`);
       if (scale.metadata.uid !== ref.uid) return undefined;
       return { uid: ref.uid, scale: scale.spec?.replicas ?? 0 };
     } catch (e) {

@@ -14,13 +14,21 @@
  * actually track (upstream monitors every quotable resource; the counting is
  * the same). A resource whose informer has not synced keeps its previous usage
  * and the quota is retried with backoff.
+ *
+ * Which resources exist comes from discovery, so `count/<plural>.<group>`
+ * counts custom resources too (upstream builds an object-count evaluator per
+ * discovered resource). Discovery is read again every `discoveryRefreshMs`
+ * (upstream's quota Sync, 30 s): when the quotable resources changed, the
+ * monitors of resources gone stop and every quota is recalculated, so a quota
+ * naming a resource that appears later starts counting it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeObject } from '@kubeling/api';
 import { isConflict, isNotFound } from '@kubeling/apimachinery';
-import type { Informer } from '@kubeling/client';
+import type { DiscoveredResource, EventHandlers, Informer } from '@kubeling/client';
 import { trackedResources } from '@kubeling/component-helpers';
 import type { ControllerContext } from '../../context.js';
+import { Monitors } from '../../discovery.js';
 import { enqueueOn } from '../handlers.js';
 import { runEvery } from '../periodic.js';
 import { QueueController } from '../queue-controller.js';
@@ -44,7 +52,7 @@ export class ResourceQuotaController extends QueueController {
   readonly name = 'resourcequota';
   private quotas!: Informer;
   /** Informers of the resources quotas count, by `group/resource`. */
-  private readonly monitors = new Map<string, Informer>();
+  private monitors!: Monitors;
   private readonly discovery: QuotableResources;
   private signal: AbortSignal | undefined;
 
@@ -60,11 +68,25 @@ export class ResourceQuotaController extends QueueController {
   init(): void {
     this.quotas = this.ctx.informers.informer({ path: '/api/v1/resourcequotas' });
     enqueueOn(this.quotas, this.queue, { on: ['add', 'update'], updateIf: quotaSpecChanged });
+    this.monitors = new Monitors(this.ctx, (m) => this.replenishOn(`${m.resource.group}/${m.resource.resource}`));
+  }
+
+  /** The resources monitored, as `group/resource`. */
+  monitored(): string[] {
+    return this.monitors.list().map((m) => `${m.resource.group}/${m.resource.resource}`);
   }
 
   override async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
     const log = this.ctx.log.child({ controller: this.name });
+    this.monitors.run();
+    signal.addEventListener('abort', () => this.monitors.stopAll(), { once: true });
+    const rediscover = runEvery(
+      signal,
+      this.o.discoveryRefreshMs,
+      () => this.syncWithDiscovery(log),
+      (e) => log.warn({ err: String(e) }, 'quota sync with discovery failed'),
+    );
     const resync = runEvery(
       signal,
       this.o.resyncPeriodMs,
@@ -73,7 +95,22 @@ export class ResourceQuotaController extends QueueController {
       },
       (e) => log.warn({ err: String(e) }, 'quota resync failed'),
     );
-    await Promise.all([super.run(signal), resync]);
+    await Promise.all([super.run(signal), resync, rediscover]);
+  }
+
+  /** Sync: when the quotable resources changed, stops the monitors of those gone and recalculates every quota. */
+  private async syncWithDiscovery(log: ControllerContext['log']): Promise<void> {
+    if (!(await this.discovery.refresh(true))) return;
+    // Core resources are always served (and monitored without discovery when it could not be read).
+    const gone = this.monitored().filter((r) => !r.startsWith('/') && !this.discovery.served(r));
+    for (const r of gone) this.monitors.remove(r);
+    // A resource now preferred in another version is watched there.
+    for (const r of this.monitored()) {
+      const d = this.discovery.get(r);
+      if (d) this.monitors.ensure(d);
+    }
+    log.info({ quotable: this.discovery.keys().length, stopped: gone }, 'quotable resources changed');
+    for (const q of this.quotas.store.list()) this.queue.add(keyOf(q));
   }
 
   /** What the last discovery said (pods, services and the other core kinds quotas name are counted regardless). */
@@ -108,36 +145,34 @@ export class ResourceQuotaController extends QueueController {
 
   /** The informer of a counted resource, started (with its replenishment handlers) the first time; undefined until it has synced. */
   private async monitor(resource: string): Promise<Informer | undefined> {
-    let inf = this.monitors.get(resource);
+    let inf = this.monitors.get(resource)?.informer;
     if (!inf) {
       if (this.signal?.aborted) return undefined;
-      const [group, res] = [resource.slice(0, resource.indexOf('/')), resource.slice(resource.indexOf('/') + 1)];
+      const res = resource.slice(resource.indexOf('/') + 1);
       // The core kinds with legacy quota names are counted even when discovery could not be read.
-      const path = (await this.discovery.pathOf(resource)) ?? (group === '' ? `/api/v1/${res}` : undefined);
-      if (!path) return undefined;
-      inf = this.monitors.get(resource) ?? this.ctx.informers.informer({ path });
-      if (!this.monitors.has(resource)) {
-        this.monitors.set(resource, inf);
-        this.replenishOn(resource, inf);
-        inf.start();
-      }
+      const fallback: DiscoveredResource | undefined = resource.startsWith('/')
+        ? { group: '', version: 'v1', resource: res, kind: '', namespaced: true, verbs: [], subresources: [] }
+        : undefined;
+      const r = (await this.discovery.resourceOf(resource)) ?? fallback;
+      if (!r || this.signal?.aborted) return undefined;
+      inf = this.monitors.get(resource)?.informer ?? this.monitors.ensure(r).informer;
     }
     if (!inf.hasSynced()) await Promise.race([inf.synced(), sleep(this.o.syncTimeoutMs, undefined, { ref: false })]);
     return inf.hasSynced() ? inf : undefined;
   }
 
   /** Deletions (and updates that release usage) recalculate the quotas of the namespace that count the resource. */
-  private replenishOn(resource: string, inf: Informer): void {
+  private replenishOn(resource: string): EventHandlers {
     const replenish = (o: KubeObject) => {
       const ns = o.metadata.namespace;
       if (!ns) return;
       for (const q of quotasCounting(resource, this.quotas.store.byIndex('namespace', ns))) this.queue.add(keyOf(q));
     };
-    inf.addEventHandler({
+    return {
       update: (old, cur) => {
         if (updateReleasesUsage(resource, old, cur, this.now())) replenish(cur);
       },
       delete: replenish,
-    });
+    };
   }
 }

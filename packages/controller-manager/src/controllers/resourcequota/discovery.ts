@@ -1,102 +1,80 @@
 /**
  * The quotable resources (resource_quota_controller.go GetQuotableResources):
  * the namespaced resources discovery lists, in their group's preferred
- * version, that support create, list, watch and delete. Read with aggregated
- * discovery (two requests: /api and /apis), or the per-group documents when
- * the server does not answer in the aggregated form. Refreshed at most every
- * `refreshMs` (upstream re-reads discovery every 30 s); a failed refresh keeps
- * the last answer and is retried a second later.
+ * version, that support create, list, watch and delete — custom resources
+ * included, each counted as `count/<plural>.<group>`. Read through the
+ * process's shared discovery client at most every `refreshMs` (upstream
+ * re-reads discovery every 30 s); a failed read keeps the last answer and is
+ * retried a second later, and a group that could not be discovered keeps the
+ * resources it had (Sync's partial-discovery case).
  */
-import type { RestClient } from '@kubeling/client';
+import { groupResourceKey, parseGroupVersion, supportsAllVerbs, type DiscoveredResource, type DiscoveryClient, type RestClient } from '@kubeling/client';
+import { sharedDiscovery } from '../../discovery.js';
 
-interface APIResource {
-  name: string;
-  namespaced: boolean;
-  verbs?: string[];
-}
+const QUOTABLE_VERBS = ['create', 'list', 'watch', 'delete'];
 
-interface AggregatedList {
-  kind?: string;
-  items?: { metadata?: { name?: string }; versions?: { version: string; resources?: { resource: string; scope?: string; verbs?: string[] }[] }[] }[];
-}
-
-interface APIGroupList {
-  groups?: { name: string; preferredVersion?: { groupVersion: string }; versions?: { groupVersion: string }[] }[];
-}
-
-const AGGREGATED = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
-const NEEDED_VERBS = ['create', 'list', 'watch', 'delete'];
+export const quotableResources = (rs: readonly DiscoveredResource[]): DiscoveredResource[] =>
+  rs.filter((r) => r.namespaced && supportsAllVerbs(r, QUOTABLE_VERBS));
 
 export class QuotableResources {
-  /** `group/resource` → its list path across namespaces (`/api/v1/pods`, `/apis/apps/v1/deployments`). */
-  private paths = new Map<string, string>();
+  /** `group/resource` → the resource. */
+  private byKey = new Map<string, DiscoveredResource>();
   private fetchedAt = -Infinity;
-  private inflight: Promise<void> | undefined;
+  private inflight: Promise<boolean> | undefined;
+  private readonly discovery: DiscoveryClient;
 
   constructor(
-    private readonly client: RestClient,
+    client: RestClient,
     private readonly refreshMs = 30_000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.discovery = sharedDiscovery(client);
+  }
 
-  /** The list path of a quotable resource, or undefined when it is not one. */
-  async pathOf(resource: string): Promise<string | undefined> {
+  /** The quotable resource of a `group/resource` key, after a refresh if the last one is old. */
+  async resourceOf(key: string): Promise<DiscoveredResource | undefined> {
     await this.refresh();
-    return this.paths.get(resource);
+    return this.byKey.get(key);
   }
 
   /** What the last discovery said (no request). */
-  served(resource: string): boolean {
-    return this.paths.has(resource);
+  served(key: string): boolean {
+    return this.byKey.has(key);
   }
 
-  async refresh(): Promise<void> {
-    if (this.now() - this.fetchedAt < this.refreshMs) return;
-    this.inflight ??= this.fetch().finally(() => {
+  /** The resource the last discovery listed under a `group/resource` key (no request). */
+  get(key: string): DiscoveredResource | undefined {
+    return this.byKey.get(key);
+  }
+
+  /** Every quotable `group/resource` the last discovery listed. */
+  keys(): string[] {
+    return [...this.byKey.keys()];
+  }
+
+  /** Reads discovery when the last read is `refreshMs` old (now, with `force`); answers whether the quotable resources changed. */
+  async refresh(force = false): Promise<boolean> {
+    if (!force && this.now() - this.fetchedAt < this.refreshMs) return false;
+    this.inflight ??= this.fetch(force).finally(() => {
       this.inflight = undefined;
     });
-    await this.inflight;
+    return this.inflight;
   }
 
-  private async fetch(): Promise<void> {
-    const next = new Map<string, string>();
-    const add = (group: string, gvPath: string, name: string, namespaced: boolean, verbs: string[] | undefined) => {
-      if (name.includes('/') || !namespaced || !NEEDED_VERBS.every((v) => verbs?.includes(v))) return;
-      next.set(`${group}/${name}`, `${gvPath}/${name}`);
-    };
+  private async fetch(force: boolean): Promise<boolean> {
     try {
-      for (const root of ['/api', '/apis']) {
-        const list = await this.client.request<AggregatedList>({ path: root, accept: AGGREGATED });
-        if (list.kind !== 'APIGroupDiscoveryList') {
-          await this.legacy(add);
-          break;
-        }
-        for (const g of list.items ?? []) {
-          const group = g.metadata?.name ?? '';
-          // The first version listed is the preferred one.
-          const v = g.versions?.[0];
-          if (!v) continue;
-          const gvPath = group ? `/apis/${group}/${v.version}` : `/api/${v.version}`;
-          for (const r of v.resources ?? []) add(group, gvPath, r.resource, r.scope === 'Namespaced', r.verbs);
-        }
-      }
-      this.paths = next;
+      // A read by another controller within the last second is as good as a new one.
+      const snap = await this.discovery.discover(force ? 1000 : Math.min(1000, this.refreshMs));
+      const next = new Map(quotableResources(snap.preferred).map((r) => [groupResourceKey(r), r]));
+      const failed = new Set([...snap.failed.keys()].map((gv) => parseGroupVersion(gv).group));
+      for (const [key, r] of this.byKey) if (!next.has(key) && failed.has(r.group)) next.set(key, r);
+      const changed = next.size !== this.byKey.size || [...next].some(([k, r]) => this.byKey.get(k)?.version !== r.version);
+      this.byKey = next;
       this.fetchedAt = this.now();
+      return changed;
     } catch {
       this.fetchedAt = this.now() - this.refreshMs + 1000;
-    }
-  }
-
-  /** The unaggregated documents: /api/v1, /apis, then each group's preferred version. */
-  private async legacy(add: (group: string, gvPath: string, name: string, namespaced: boolean, verbs: string[] | undefined) => void): Promise<void> {
-    const core = await this.client.get<{ resources?: APIResource[] }>('/api/v1');
-    for (const r of core.resources ?? []) add('', '/api/v1', r.name, r.namespaced, r.verbs);
-    const groups = await this.client.get<APIGroupList>('/apis');
-    for (const g of groups.groups ?? []) {
-      const gv = g.preferredVersion?.groupVersion ?? g.versions?.[0]?.groupVersion;
-      if (!gv) continue;
-      const list = await this.client.get<{ resources?: APIResource[] }>(`/apis/${gv}`);
-      for (const r of list.resources ?? []) add(g.name, `/apis/${gv}`, r.name, r.namespaced, r.verbs);
+      return false;
     }
   }
 }
