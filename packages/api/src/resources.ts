@@ -55,9 +55,11 @@ export interface ResourceDef {
   storage?: { group: string; resource: string };
   /** The release since which the kind is deprecated: every request gets a deprecation warning, as upstream. */
   deprecatedSince?: string;
+  /** Served in JSON and YAML only: kubeling has no protobuf wire table for the kind yet. */
+  protobuf?: false;
 }
 
-type Opts = Partial<Pick<ResourceDef, 'shortNames' | 'categories' | 'verbs' | 'virtual' | 'storage' | 'deprecatedSince'>> & {
+type Opts = Partial<Pick<ResourceDef, 'shortNames' | 'categories' | 'verbs' | 'virtual' | 'storage' | 'deprecatedSince' | 'protobuf'>> & {
   subresources?: Record<string, SubresourceDef>;
 };
 
@@ -79,6 +81,7 @@ function def(group: string, version: string, kind: string, resource: string, nam
     ...(o.virtual ? { virtual: true } : {}),
     ...(o.storage ? { storage: o.storage } : {}),
     ...(o.deprecatedSince ? { deprecatedSince: o.deprecatedSince } : {}),
+    ...(o.protobuf === false ? { protobuf: false as const } : {}),
   };
 }
 
@@ -233,6 +236,8 @@ export const resources: readonly ResourceDef[] = [
     shortNames: ['crd', 'crds'],
     categories: ['api-extensions'],
     subresources: status,
+    // Its OpenAPI schema type (JSONSchemaProps) marshals itself by hand in Go; kubeling's wire tables do not describe it yet.
+    protobuf: false,
   }),
   // scheduling.k8s.io/v1
   def('scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses', false, scheduling.PriorityClass, { shortNames: ['pc'] }),

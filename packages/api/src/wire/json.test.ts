@@ -118,6 +118,7 @@ function fill(st: WireStruct, zero: boolean, depth: number): Record<string, unkn
 test('every served kind: JSON → protobuf → JSON keeps every field, zero-valued pointers included', () => {
   let n = 0;
   for (const r of resources) {
+    if (r.protobuf === false) continue; // served as JSON only
     const apiVersion = r.group ? `${r.group}/${r.version}` : r.version;
     const st = kindStruct(apiVersion, r.kind)!;
     assert.ok(st, `${apiVersion} ${r.kind}`);

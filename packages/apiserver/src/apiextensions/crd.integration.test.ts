@@ -314,9 +314,15 @@ test('server-side apply merges a custom resource list by its x-kubernetes-list-m
   const base = '/apis/apply.example.com/v1/namespaces/default/portsets';
   await until('served', async () => ((await request(env.url, 'GET', base)).status === 200 ? true : undefined));
   const apply = (manager: string, spec: object) =>
-    request(env.url, 'PATCH', `${base}/p?fieldManager=${manager}`, { apiVersion: 'apply.example.com/v1', kind: 'Portset', metadata: { name: 'p' }, spec }, {
-      contentType: 'application/apply-patch+yaml',
-    });
+    request(
+      env.url,
+      'PATCH',
+      `${base}/p?fieldManager=${manager}`,
+      { apiVersion: 'apply.example.com/v1', kind: 'Portset', metadata: { name: 'p' }, spec },
+      {
+        contentType: 'application/apply-patch+yaml',
+      },
+    );
   const a = await apply('alice', { ports: [{ name: 'http', port: 80 }], tags: ['a'] });
   assert.equal(a.status, 201, a.text);
   const b = await apply('bob', { ports: [{ name: 'https', port: 443 }], tags: ['b'] });

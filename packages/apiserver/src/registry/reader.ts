@@ -107,7 +107,10 @@ export class StoreReader {
           cancel = this.cacher.watch(this.prefix, undefined, () => true, {
             event: (type, obj) => {
               if (!this.strategy.convert) return handler(type, this.external(obj));
-              void this.externalAll([obj]).then(([o]) => handler(type, o!), () => undefined);
+              void this.externalAll([obj]).then(
+                ([o]) => handler(type, o!),
+                () => undefined,
+              );
             },
             error: () => {
               cancel = undefined;
