@@ -1,8 +1,7 @@
 /**
  * `kubectl api-resources` against kubeling lists what a default kube-apiserver
  * 1.33 lists, minus what other parts of kubeling own and do not serve yet:
- * CustomResourceDefinitions and ValidatingAdmissionPolicies (the
- * extensibility work), APIService (aggregation), HorizontalPodAutoscaler v2
+ * APIService (aggregation), HorizontalPodAutoscaler v2
  * and the metrics APIs, storage.k8s.io and PersistentVolume (storage).
  * Each row: name, short names, API version, namespaced, kind.
  */
@@ -29,6 +28,7 @@ serviceaccounts                   sa         v1                               tr
 services                          svc        v1                               true   Service
 mutatingwebhookconfigurations                admissionregistration.k8s.io/v1  false  MutatingWebhookConfiguration
 validatingwebhookconfigurations              admissionregistration.k8s.io/v1  false  ValidatingWebhookConfiguration
+customresourcedefinitions         crd,crds   apiextensions.k8s.io/v1          false  CustomResourceDefinition
 controllerrevisions                          apps/v1                          true   ControllerRevision
 daemonsets                        ds         apps/v1                          true   DaemonSet
 deployments                       deploy     apps/v1                          true   Deployment
