@@ -14,7 +14,7 @@ import { rfc3339 } from '@kubeling/apimachinery';
 import type { Strategy } from '../registry/strategy.js';
 import type { CustomResourceDefinition, CustomResourceDefinitionCondition } from './types.js';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionStatus, validateCustomResourceDefinitionUpdate } from './validation.js';
-import { celRuleErrors } from './cel-hook.js';
+import { celCrdErrors } from './cel-hook.js';
 
 export const CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 
@@ -70,9 +70,15 @@ export const crdStrategy: Strategy = {
     if (sv && !stored.includes(sv)) stored.push(sv);
     crd.status = { ...(asCrd(old).status ?? {}), storedVersions: stored };
   },
-  // ObjectMeta is the generic store's to validate.
-  validate: (obj): FieldError[] => validateCustomResourceDefinition(asCrd(obj), celRuleErrors, { objectMeta: false }),
-  validateUpdate: (obj, old): FieldError[] => validateCustomResourceDefinitionUpdate(asCrd(obj), asCrd(old), celRuleErrors, { objectMeta: false }),
+  // ObjectMeta is the generic store's to validate; the CEL rules are compiled once the schemas are known to be structural.
+  validate(obj): FieldError[] {
+    const errs = validateCustomResourceDefinition(asCrd(obj), undefined, { objectMeta: false });
+    return [...errs, ...celCrdErrors(asCrd(obj), errs)];
+  },
+  validateUpdate(obj, old): FieldError[] {
+    const errs = validateCustomResourceDefinitionUpdate(asCrd(obj), asCrd(old), undefined, { objectMeta: false });
+    return [...errs, ...celCrdErrors(asCrd(obj), errs)];
+  },
   validateStatusUpdate: (obj): FieldError[] => validateCustomResourceDefinitionStatus(asCrd(obj)),
   deletionFinalizers: () => [CLEANUP_FINALIZER],
   prepareForDelete(obj) {

@@ -336,3 +336,61 @@ test('server-side apply merges a custom resource list by its x-kubernetes-list-m
   assert.equal(conflict.status, 409, conflict.text);
   assert.match(conflict.body.message, /conflict with "alice"/);
 });
+
+test('x-kubernetes-validations: rules, messages, transition rules, and rules that do not compile', async () => {
+  const ruled = {
+    name: 'v1',
+    served: true,
+    storage: true,
+    schema: {
+      openAPIV3Schema: {
+        type: 'object',
+        properties: {
+          spec: {
+            type: 'object',
+            'x-kubernetes-validations': [
+              { rule: 'self.replicas <= self.maxReplicas', message: 'replicas must not exceed maxReplicas' },
+              { rule: "self.mode == 'a' || has(self.reason)", messageExpression: "'mode ' + self.mode + ' needs a reason'", fieldPath: '.mode' },
+            ],
+            properties: {
+              replicas: { type: 'integer' },
+              maxReplicas: { type: 'integer' },
+              mode: { type: 'string', maxLength: 10 },
+              reason: { type: 'string' },
+              owner: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'Value is immutable' }] },
+            },
+          },
+        },
+      },
+    },
+  };
+  const c = await request(env.url, 'POST', CRDS, crd('rules', 'cel.example.com', { versions: [ruled] }));
+  assert.equal(c.status, 201, c.text);
+  await established('rules.cel.example.com');
+  const base = '/apis/cel.example.com/v1/namespaces/default/rules';
+  await until('served', async () => ((await request(env.url, 'GET', base)).status === 200 ? true : undefined));
+  const body = (name: string, spec: object) => ({ apiVersion: 'cel.example.com/v1', kind: 'Rule', metadata: { name }, spec });
+  const bad = await request(env.url, 'POST', base, body('r1', { replicas: 5, maxReplicas: 3, mode: 'b', owner: 'x' }));
+  assert.equal(bad.status, 422, bad.text);
+  const causes = bad.body.details.causes.map((x: { field: string; message: string }) => `${x.field}: ${x.message}`);
+  assert.deepEqual(causes, [
+    'spec: Invalid value: "object": replicas must not exceed maxReplicas',
+    'spec.mode: Invalid value: "object": mode b needs a reason',
+  ]);
+  const ok = await request(env.url, 'POST', base, body('r1', { replicas: 2, maxReplicas: 3, mode: 'a', owner: 'x' }));
+  assert.equal(ok.status, 201, ok.text);
+  const changed = await request(env.url, 'PATCH', `${base}/r1`, { spec: { owner: 'y' } }, { contentType: 'application/merge-patch+json' });
+  assert.equal(changed.status, 422, changed.text);
+  assert.match(changed.body.message, /spec.owner: Invalid value: "string": Value is immutable/);
+  const fine = await request(env.url, 'PATCH', `${base}/r1`, { spec: { replicas: 3 } }, { contentType: 'application/merge-patch+json' });
+  assert.equal(fine.status, 200, fine.text);
+
+  const broken = structuredClone(ruled);
+  broken.schema.openAPIV3Schema.properties.spec['x-kubernetes-validations'] = [{ rule: 'self.nope > 1', message: 'x' }] as never;
+  const r = await request(env.url, 'POST', CRDS, crd('brokens', 'cel.example.com', { versions: [broken] }));
+  assert.equal(r.status, 422, r.text);
+  assert.match(
+    r.body.message,
+    /spec\.validation\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: .*compilation failed: ERROR: <input>:1:5: undefined field 'nope'/,
+  );
+});
