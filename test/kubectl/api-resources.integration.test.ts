@@ -27,6 +27,8 @@ secrets                                      v1                               tr
 serviceaccounts                   sa         v1                               true   ServiceAccount
 services                          svc        v1                               true   Service
 mutatingwebhookconfigurations                admissionregistration.k8s.io/v1  false  MutatingWebhookConfiguration
+validatingadmissionpolicies                  admissionregistration.k8s.io/v1  false  ValidatingAdmissionPolicy
+validatingadmissionpolicybindings            admissionregistration.k8s.io/v1  false  ValidatingAdmissionPolicyBinding
 validatingwebhookconfigurations              admissionregistration.k8s.io/v1  false  ValidatingWebhookConfiguration
 customresourcedefinitions         crd,crds   apiextensions.k8s.io/v1          false  CustomResourceDefinition
 controllerrevisions                          apps/v1                          true   ControllerRevision

@@ -231,6 +231,24 @@ export const resources: readonly ResourceDef[] = [
     admissionregistration.ValidatingWebhookConfiguration,
     { categories: ['api-extensions'] },
   ),
+  def(
+    'admissionregistration.k8s.io',
+    'v1',
+    'ValidatingAdmissionPolicy',
+    'validatingadmissionpolicies',
+    false,
+    admissionregistration.ValidatingAdmissionPolicy,
+    { categories: ['api-extensions'], subresources: status },
+  ),
+  def(
+    'admissionregistration.k8s.io',
+    'v1',
+    'ValidatingAdmissionPolicyBinding',
+    'validatingadmissionpolicybindings',
+    false,
+    admissionregistration.ValidatingAdmissionPolicyBinding,
+    { categories: ['api-extensions'] },
+  ),
   // apiextensions.k8s.io/v1
   def('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, apiextensions.CustomResourceDefinition, {
     shortNames: ['crd', 'crds'],

@@ -23,6 +23,7 @@ import { PriorityAdmission } from './admission/priority.js';
 import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admission/podplugins.js';
 import { ResourceQuotaAdmission } from './admission/resourcequota.js';
 import { MutatingWebhooks, ValidatingWebhooks } from './admission/webhook.js';
+import { validatingAdmissionPolicy } from './admission/policy/index.js';
 import { ServiceAccountAdmission } from './admission/serviceaccount.js';
 import { NodeRestriction } from './admission/noderestriction.js';
 import { OwnerReferencesPermissionEnforcement } from './admission/ownerreferences.js';
@@ -194,6 +195,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     'CertificateSubjectRestriction',
     'DefaultIngressClass',
     'MutatingAdmissionWebhook',
+    'ValidatingAdmissionPolicy',
     'ValidatingAdmissionWebhook',
     'ResourceQuota',
     ...restricting,
@@ -268,6 +270,13 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
         .map((d) => ({ group: d.group, resource: d.resource, namespaced: d.namespaced }));
     const gc = new OwnerReferencesPermissionEnforcement(() => authorizer ?? { authorize: () => ({ allowed: true, reason: '' }) }, mapper);
     everyResource.push((st) => chain(st).validating.push(gc));
+  }
+  // ValidatingAdmissionPolicy runs before ValidatingAdmissionWebhook (kube-apiserver's AllOrderedPlugins).
+  if (enabled.has('ValidatingAdmissionPolicy')) {
+    const vap = validatingAdmissionPolicy(registry, opts.logger || undefined);
+    everyResource.push((st) => chain(st).validating.push(vap.plugin));
+    app.addHook('onReady', async () => vap.controller.start());
+    app.addHook('preClose', async () => vap.controller.stop());
   }
   if (enabled.has('ValidatingAdmissionWebhook')) {
     const v = new ValidatingWebhooks(webhookCtx('validatingwebhookconfigurations'));

@@ -105,6 +105,9 @@ export const overlay: WireOverlay = {
       ['strategy', ['preferredHolder', '*string', 'o', 7, B]],
     ],
     'certificates/v1.CertificateSigningRequestSpec': [['signerName', ['expirationSeconds', '*int32', 'o', 8, V]]],
+    // admissionregistration.k8s.io/v1: webhook matchConditions (1.27).
+    'admissionregistration/v1.MutatingWebhook': [['reinvocationPolicy', ['matchConditions', '[]admissionregistration/v1.MatchCondition', 'o', 12, B]]],
+    'admissionregistration/v1.ValidatingWebhook': [['admissionReviewVersions', ['matchConditions', '[]admissionregistration/v1.MatchCondition', 'o', 11, B]]],
     'authorization/v1.ResourceAttributes': [
       ['name', ['fieldSelector', '*authorization/v1.FieldSelectorAttributes', 'o', 8, B]],
       ['fieldSelector', ['labelSelector', '*authorization/v1.LabelSelectorAttributes', 'o', 9, B]],
@@ -192,6 +195,100 @@ export const overlay: WireOverlay = {
         UncountedTerminatedPods: [
           ['succeeded', '[]string', 'o', 1, B],
           ['failed', '[]string', 'o', 2, B],
+        ],
+      },
+    },
+    {
+      // admissionregistration.k8s.io/v1: ValidatingAdmissionPolicy and its binding (1.30).
+      key: 'admissionregistration/v1',
+      group: 'admissionregistration.k8s.io',
+      version: 'v1',
+      kinds: ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyList', 'ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicyBindingList'],
+      structs: {
+        MatchCondition: [
+          ['name', 'string', '', 1, B],
+          ['expression', 'string', '', 2, B],
+        ],
+        ParamKind: [
+          ['apiVersion', 'string', 'o', 1, B],
+          ['kind', 'string', 'o', 2, B],
+        ],
+        NamedRuleWithOperations: [
+          ['resourceNames', '[]string', 'o', 1, B],
+          ['', 'admissionregistration/v1.RuleWithOperations', 'i', 2, B],
+        ],
+        MatchResources: [
+          ['namespaceSelector', '*meta/v1.LabelSelector', 'o', 1, B],
+          ['objectSelector', '*meta/v1.LabelSelector', 'o', 2, B],
+          ['resourceRules', '[]admissionregistration/v1.NamedRuleWithOperations', 'o', 3, B],
+          ['excludeResourceRules', '[]admissionregistration/v1.NamedRuleWithOperations', 'o', 4, B],
+          ['matchPolicy', '*string', 'o', 7, B],
+        ],
+        Validation: [
+          ['expression', 'string', '', 1, B],
+          ['message', 'string', 'o', 2, B],
+          ['reason', '*string', 'o', 3, B],
+          ['messageExpression', 'string', 'o', 4, B],
+        ],
+        AuditAnnotation: [
+          ['key', 'string', '', 1, B],
+          ['valueExpression', 'string', '', 2, B],
+        ],
+        Variable: [
+          ['name', 'string', '', 1, B],
+          ['expression', 'string', '', 2, B],
+        ],
+        ValidatingAdmissionPolicySpec: [
+          ['paramKind', '*admissionregistration/v1.ParamKind', 'o', 1, B],
+          ['matchConstraints', '*admissionregistration/v1.MatchResources', 'o', 2, B],
+          ['validations', '[]admissionregistration/v1.Validation', 'o', 3, B],
+          ['failurePolicy', '*string', 'o', 4, B],
+          ['auditAnnotations', '[]admissionregistration/v1.AuditAnnotation', 'o', 5, B],
+          ['matchConditions', '[]admissionregistration/v1.MatchCondition', 'o', 6, B],
+          ['variables', '[]admissionregistration/v1.Variable', 'o', 7, B],
+        ],
+        ExpressionWarning: [
+          ['fieldRef', 'string', '', 2, B],
+          ['warning', 'string', '', 3, B],
+        ],
+        TypeChecking: [['expressionWarnings', '[]admissionregistration/v1.ExpressionWarning', 'o', 1, B]],
+        ValidatingAdmissionPolicyStatus: [
+          ['observedGeneration', 'int64', 'o', 1, V],
+          ['typeChecking', '*admissionregistration/v1.TypeChecking', 'o', 2, B],
+          ['conditions', '[]meta/v1.Condition', 'o', 3, B],
+        ],
+        ValidatingAdmissionPolicy: [
+          ['', 'meta/v1.TypeMeta', 'i'],
+          ['metadata', 'meta/v1.ObjectMeta', 'o', 1, B],
+          ['spec', 'admissionregistration/v1.ValidatingAdmissionPolicySpec', 'o', 2, B],
+          ['status', 'admissionregistration/v1.ValidatingAdmissionPolicyStatus', 'o', 3, B],
+        ],
+        ValidatingAdmissionPolicyList: [
+          ['', 'meta/v1.TypeMeta', 'i'],
+          ['metadata', 'meta/v1.ListMeta', 'o', 1, B],
+          ['items', '[]admissionregistration/v1.ValidatingAdmissionPolicy', '', 2, B],
+        ],
+        ParamRef: [
+          ['name', 'string', 'o', 1, B],
+          ['namespace', 'string', 'o', 2, B],
+          ['selector', '*meta/v1.LabelSelector', 'o', 3, B],
+          ['parameterNotFoundAction', '*string', 'o', 4, B],
+        ],
+        ValidatingAdmissionPolicyBindingSpec: [
+          ['policyName', 'string', 'o', 1, B],
+          ['paramRef', '*admissionregistration/v1.ParamRef', 'o', 2, B],
+          ['matchResources', '*admissionregistration/v1.MatchResources', 'o', 3, B],
+          ['validationActions', '[]string', 'o', 4, B],
+        ],
+        ValidatingAdmissionPolicyBinding: [
+          ['', 'meta/v1.TypeMeta', 'i'],
+          ['metadata', 'meta/v1.ObjectMeta', 'o', 1, B],
+          ['spec', 'admissionregistration/v1.ValidatingAdmissionPolicyBindingSpec', 'o', 2, B],
+        ],
+        ValidatingAdmissionPolicyBindingList: [
+          ['', 'meta/v1.TypeMeta', 'i'],
+          ['metadata', 'meta/v1.ListMeta', 'o', 1, B],
+          ['items', '[]admissionregistration/v1.ValidatingAdmissionPolicyBinding', '', 2, B],
         ],
       },
     },

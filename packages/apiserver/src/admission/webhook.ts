@@ -6,6 +6,9 @@
  * over HTTPS (caBundle trusted), within `timeoutSeconds` (10). A mutating
  * webhook's JSONPatch is applied to the object; a refusal is the request's
  * answer; a failed call fails the request unless `failurePolicy: Ignore`.
+ * A webhook's `matchConditions` (CEL) are evaluated before it is called
+ * (webhook/generic/webhook.go ShouldCallHook): one false skips it; an error
+ * is a 403 under failurePolicy Fail and skips it under Ignore.
  */
 import { randomUUID } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
@@ -14,6 +17,7 @@ import type { KubeObject, admissionregistrationv1, dsl } from '@kubeling/api';
 import { StatusError, applyJsonPatch, failure, selectorFromLabelSelector } from '@kubeling/apimachinery';
 import type { AdmissionAttributes, MutatingAdmission, ValidatingAdmission } from './index.js';
 import type { ObjectGetter, ObjectLister, ObjectSubscriber } from './lookups.js';
+import { admissionRequest, webhookMatchConditions } from './policy/request.js';
 
 type WebhookConfiguration = admissionregistrationv1.MutatingWebhookConfiguration | admissionregistrationv1.ValidatingWebhookConfiguration;
 type Webhook = dsl.Static<typeof admissionregistrationv1.MutatingWebhook> | dsl.Static<typeof admissionregistrationv1.ValidatingWebhook>;
@@ -121,10 +125,46 @@ abstract class WebhookPlugin {
         } catch {
           continue;
         }
+        if (w.matchConditions?.length && !this.conditionsMatch(w, obj, a, gvk ?? { group, version: 'v1', kind: '' })) continue;
         out.push(w);
       }
     }
     return out;
+  }
+
+  /** The webhook's matchConditions: false skips it; an error is a 403 (failurePolicy Fail) or skips it (Ignore). */
+  private conditionsMatch(w: Webhook, obj: KubeObject, a: AdmissionAttributes, gvk: { group: string; version: string; kind: string }): boolean {
+    const [group, resource] = a.resource.split('/') as [string, string];
+    const gvr = { group, version: gvk.version, resource };
+    const name = obj.metadata.name ?? a.old?.metadata.name ?? '';
+    const request = admissionRequest({
+      operation: a.operation,
+      resource: gvr,
+      kind: gvk,
+      requestResource: gvr,
+      requestKind: gvk,
+      subresource: a.subresource ?? '',
+      name,
+      namespace: a.namespace ?? '',
+      dryRun: !!a.dryRun,
+      user: a.user,
+    });
+    const deleting = a.operation === 'DELETE';
+    const r = webhookMatchConditions(w.matchConditions ?? [], w.failurePolicy, deleting ? null : obj, deleting ? (a.old ?? obj) : (a.old ?? null), request);
+    if (r.error !== undefined) {
+      const gr = group ? `${resource}.${group}` : resource;
+      throw new StatusError({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: name ? `${gr} "${name}" is forbidden: ${r.error}` : `${gr} is forbidden: ${r.error}`,
+        reason: 'Forbidden',
+        details: { ...(name ? { name } : {}), ...(group ? { group } : {}), kind: resource },
+        code: 403,
+      });
+    }
+    return r.matches;
   }
 
   /** Calls one webhook; returns its response, or undefined when it failed and may be ignored. */

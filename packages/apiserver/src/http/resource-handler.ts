@@ -70,7 +70,7 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       checkNamespace(obj, ns);
       const created = await store.create(ns, obj, ctx);
       if (created.metadata.name) c.req.objectName = created.metadata.name;
-      return send(c, 201, created, warnings);
+      return send(c, 201, created, [...warnings, ...(ctx.warnings ?? [])]);
     }
     case 'update': {
       const ctx = writeContext(c);
@@ -78,7 +78,7 @@ export async function handleResource(c: HandlerContext): Promise<unknown> {
       checkNamespace(obj, ns);
       checkName(obj, info.name);
       const res = await store.update(ns, info.name, obj, undefined, ctx);
-      return send(c, res.created ? 201 : 200, res.obj, warnings);
+      return send(c, res.created ? 201 : 200, res.obj, [...warnings, ...(ctx.warnings ?? [])]);
     }
     case 'patch': {
       const ctx = writeContext(c);

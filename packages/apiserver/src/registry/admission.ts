@@ -22,6 +22,8 @@ export interface AdmissionAttributes {
   dryRun?: boolean;
   /** Who asked (webhooks see it). */
   user?: { name: string; groups: string[] };
+  /** Warnings for the response (`Warning` headers), which plugins may add to. */
+  warnings?: string[];
 }
 
 export interface Admission {

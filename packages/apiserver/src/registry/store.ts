@@ -142,6 +142,7 @@ export class Store {
       ...extra,
       dryRun: !!ctx?.dryRun,
       ...(ctx?.user ? { user: ctx.user } : {}),
+      ...(ctx?.warnings ? { warnings: ctx.warnings } : {}),
     };
   }
 

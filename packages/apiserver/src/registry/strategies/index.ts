@@ -16,6 +16,11 @@ import { ingressClassStrategy, ingressStrategy } from '../networking/ingresses.j
 import { ipAddressStrategy, networkPolicyStrategy, serviceCIDRStrategy } from '../networking/networkpolicies.js';
 import { runtimeClassStrategy } from '../node/runtimeclasses.js';
 import { crdStrategy } from '../../apiextensions/crd-strategy.js';
+import {
+  validatingAdmissionPolicyBindingStrategy,
+  validatingAdmissionPolicyStrategy,
+  webhookConfigurationStrategy,
+} from '../admissionregistration/strategy.js';
 import { flowSchemaStrategy, priorityLevelConfigurationStrategy } from '../flowcontrol/strategy.js';
 import {
   generationStatusStrategy,
@@ -58,6 +63,10 @@ const byResource: Record<string, Strategy> = {
   'networking.k8s.io/ipaddresses': ipAddressStrategy,
   'node.k8s.io/runtimeclasses': runtimeClassStrategy,
   'apiextensions.k8s.io/customresourcedefinitions': crdStrategy,
+  'admissionregistration.k8s.io/validatingadmissionpolicies': validatingAdmissionPolicyStrategy,
+  'admissionregistration.k8s.io/validatingadmissionpolicybindings': validatingAdmissionPolicyBindingStrategy,
+  'admissionregistration.k8s.io/validatingwebhookconfigurations': webhookConfigurationStrategy,
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations': webhookConfigurationStrategy,
   'flowcontrol.apiserver.k8s.io/flowschemas': flowSchemaStrategy,
   'flowcontrol.apiserver.k8s.io/prioritylevelconfigurations': priorityLevelConfigurationStrategy,
   'rbac.authorization.k8s.io/roles': roleStrategy,
