@@ -299,24 +299,8 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     crds: registry.get('apiextensions.k8s.io/v1/customresourcedefinitions')!,
     catalog,
     registry,
-    cacher: (prefix) => {
-      const c = cacherOf(prefix);
-      void c.ready().catch(() => undefined);
-      return c;
-    },
-    dropCacher: async (prefix) => {
-      const c = cachers.get(prefix);
-      cachers.delete(prefix);
-      await c?.stop();
-    },
-    serviceAddress: async (namespace, name) => {
-      const svc = await registry
-        .get('/v1/services')!
-        .get(namespace, name)
-        .catch(() => undefined);
-      const ip = (svc?.spec as { clusterIP?: string } | undefined)?.clusterIP;
-      return ip && ip !== 'None' ? ip : undefined;
-    },
+    cachers,
+    newCacher: cacherOf,
     newStore: (def: ResourceDef, strategy: Strategy, cacher: Cacher) => {
       const st = new Store(def, strategy, storage, cacher, nsLifecycle, new AdmissionChain());
       for (const attach of everyResource) attach(st);

@@ -26,14 +26,12 @@ export interface CrdControllerDeps {
   crds: Store;
   catalog: ResourceCatalog;
   registry: Map<string, Store>;
-  /** The watch cache of a key prefix (made and started on first use). */
-  cacher(prefix: string): Cacher;
-  /** Stops and forgets the watch cache of a prefix. */
-  dropCacher(prefix: string): Promise<void>;
+  /** The server's watch caches by key prefix (custom resources' are added and dropped here). */
+  cachers: Map<string, Cacher>;
+  /** The watch cache of a key prefix, made (and registered in `cachers`) on first use. */
+  newCacher(prefix: string): Cacher;
   /** A store with the server's admission plugins attached. */
   newStore(def: ResourceDef, strategy: Strategy, cacher: Cacher): Store;
-  /** The cluster IP of a Service (conversion webhooks named by service). */
-  serviceAddress: ServiceAddress;
   logger?: Logger;
 }
 
@@ -51,6 +49,28 @@ export class CrdController {
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly deps: CrdControllerDeps) {}
+
+  private cacher(prefix: string): Cacher {
+    const c = this.deps.newCacher(prefix);
+    void c.ready().catch(() => undefined);
+    return c;
+  }
+
+  private async dropCacher(prefix: string): Promise<void> {
+    const c = this.deps.cachers.get(prefix);
+    this.deps.cachers.delete(prefix);
+    await c?.stop();
+  }
+
+  /** The cluster IP of a Service (conversion webhooks named by service). */
+  private readonly serviceAddress: ServiceAddress = async (namespace, name) => {
+    const svc = await this.deps.registry
+      .get('/v1/services')
+      ?.get(namespace, name)
+      .catch(() => undefined);
+    const ip = (svc?.spec as { clusterIP?: string } | undefined)?.clusterIP;
+    return ip && ip !== 'None' ? ip : undefined;
+  };
 
   start(): void {
     this.unsubscribe = this.deps.crds.subscribe((type, obj) => {
@@ -154,13 +174,12 @@ export class CrdController {
     }
     const storageDef = defs[0]!;
     const prefix = `/registry/${storageDef.storage!.resource}/`;
-    if (current && current.prefix !== prefix) void this.deps.dropCacher(current.prefix);
+    if (current && current.prefix !== prefix) void this.dropCacher(current.prefix);
     for (const k of current?.keys ?? []) this.deps.registry.delete(k);
-    const cacher = this.deps.cacher(prefix);
+    const cacher = this.cacher(prefix);
     const storageApiVersion = apiVersionOf(crd.spec.group, storageDef.crd.storageVersion);
     const keys: string[] = [];
-    const webhook =
-      crd.spec.conversion?.strategy === 'Webhook' ? new WebhookConverter(crd.spec.conversion, storageDef.kind, this.deps.serviceAddress) : undefined;
+    const webhook = crd.spec.conversion?.strategy === 'Webhook' ? new WebhookConverter(crd.spec.conversion, storageDef.kind, this.serviceAddress) : undefined;
     const storageServing = crd.spec.versions.find((v) => v.storage);
     for (const def of defs) {
       const apiVersion = apiVersionOf(def.group, def.version);
@@ -189,7 +208,7 @@ export class CrdController {
     this.serving.delete(name);
     for (const k of current.keys) this.deps.registry.delete(k);
     this.deps.catalog.removeCustom(name);
-    if (![...this.serving.values()].some((s) => s.prefix === current.prefix)) await this.deps.dropCacher(current.prefix);
+    if (![...this.serving.values()].some((s) => s.prefix === current.prefix)) await this.dropCacher(current.prefix);
   }
 
   /** Deletes every custom resource of a deleted CRD, then lets the CRD go (crd_finalizer.go). */
