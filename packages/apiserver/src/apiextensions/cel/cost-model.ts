@@ -5,7 +5,7 @@
  * cost.go `EstimateCallCost`), used by cost.ts.
  */
 import type { Node } from './ast.js';
-import { REGEX_STRING_LENGTH_COST_FACTOR, STRING_TRAVERSAL_COST_FACTOR } from './runtime-cost.js';
+import { FIXED_COST_FUNCTIONS, REGEX_STRING_LENGTH_COST_FACTOR, STRING_TRAVERSAL_COST_FACTOR } from './runtime-cost.js';
 import { type CelType, formatType } from './types.js';
 
 /** 2^64-1 as cel-go saturates uint64 costs (the nearest double). */
@@ -48,6 +48,7 @@ export function listElem(list: AstNode): AstNode | undefined {
 /** k8s.io/apiserver/pkg/cel/library/cost.go EstimateCallCost. */
 export function k8sEstimate(fn: string, id: string, target: AstNode | undefined, args: AstNode[], size: (n: AstNode) => Estimate): CallEstimate | undefined {
   const trav = STRING_TRAVERSAL_COST_FACTOR;
+  if (FIXED_COST_FUNCTIONS.has(fn)) return { cost: fixed(1) };
   switch (fn) {
     case 'isSorted':
     case 'sum':
@@ -101,31 +102,6 @@ export function k8sEstimate(fn: string, id: string, target: AstNode | undefined,
     }
     case 'ip':
       return target ? { cost: fixed(1) } : undefined;
-    case 'masked':
-    case 'prefixLength':
-    case 'family':
-    case 'isUnspecified':
-    case 'isLoopback':
-    case 'isLinkLocalMulticast':
-    case 'isLinkLocalUnicast':
-    case 'isGlobalUnicast':
-    case 'format.named':
-    case 'sign':
-    case 'asInteger':
-    case 'isInteger':
-    case 'asApproximateFloat':
-    case 'isGreaterThan':
-    case 'isLessThan':
-    case 'compareTo':
-    case 'add':
-    case 'sub':
-    case 'getScheme':
-    case 'getHostname':
-    case 'getHost':
-    case 'getPort':
-    case 'getEscapedPath':
-    case 'getQuery':
-      return { cost: fixed(1) };
     case 'containsIP':
     case 'containsCIDR': {
       if (!target || !args.length) return undefined;

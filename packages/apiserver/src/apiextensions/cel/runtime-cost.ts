@@ -14,6 +14,37 @@ export const LIST_CREATE_BASE_COST = 10;
 export const MAP_CREATE_BASE_COST = 30;
 export const STRUCT_CREATE_BASE_COST = 40;
 
+/**
+ * The library functions that cost 1 whatever their arguments, both estimated
+ * and at run time (k8s.io/apiserver pkg/cel/library cost.go lists them in both).
+ */
+export const FIXED_COST_FUNCTIONS: ReadonlySet<string> = new Set([
+  'masked',
+  'prefixLength',
+  'family',
+  'isUnspecified',
+  'isLoopback',
+  'isLinkLocalMulticast',
+  'isLinkLocalUnicast',
+  'isGlobalUnicast',
+  'format.named',
+  'sign',
+  'asInteger',
+  'isInteger',
+  'asApproximateFloat',
+  'isGreaterThan',
+  'isLessThan',
+  'compareTo',
+  'add',
+  'sub',
+  'getScheme',
+  'getHostname',
+  'getHost',
+  'getPort',
+  'getEscapedPath',
+  'getQuery',
+]);
+
 type V = Val | CelError;
 const size = (v: V | undefined) => (v === undefined ? 1 : actualSize(v));
 const ceil = Math.ceil;
@@ -28,6 +59,7 @@ export function traversalCost(v: V): number {
 }
 
 function k8sCallCost(fn: string, overloadId: string, args: readonly V[], result: V): number | undefined {
+  if (FIXED_COST_FUNCTIONS.has(fn)) return 1;
   switch (fn) {
     case 'isSorted':
     case 'sum':
@@ -64,31 +96,6 @@ function k8sCallCost(fn: string, overloadId: string, args: readonly V[], result:
       return overloadId === 'cidr_ip' ? 1 : ceil(size(args[0]) * STRING_TRAVERSAL_COST_FACTOR);
     case 'ip.isCanonical':
       return args.length ? ceil(size(args[0]) * 2 * STRING_TRAVERSAL_COST_FACTOR) : undefined;
-    case 'masked':
-    case 'prefixLength':
-    case 'family':
-    case 'isUnspecified':
-    case 'isLoopback':
-    case 'isLinkLocalMulticast':
-    case 'isLinkLocalUnicast':
-    case 'isGlobalUnicast':
-    case 'format.named':
-    case 'sign':
-    case 'asInteger':
-    case 'isInteger':
-    case 'asApproximateFloat':
-    case 'isGreaterThan':
-    case 'isLessThan':
-    case 'compareTo':
-    case 'add':
-    case 'sub':
-    case 'getScheme':
-    case 'getHostname':
-    case 'getHost':
-    case 'getPort':
-    case 'getEscapedPath':
-    case 'getQuery':
-      return 1;
     case 'containsIP': {
       if (args.length < 2) return undefined;
       const c = size(args[0]);
