@@ -8,10 +8,11 @@
  * The apiserver runs as its own process (as in a real cluster) unless
  * --inprocess is given.
  */
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Etcd3 } from 'etcd3';
 import { startTestEnv } from '@kubeling/testenv';
+import { fmt, run, send } from './load.js';
 
 const { values } = parseArgs({
   options: {
@@ -22,56 +23,6 @@ const { values } = parseArgs({
 });
 const COUNT = Number(values.count);
 const INFLIGHT = Number(values.inflight);
-
-interface Result {
-  perSecond: number;
-  p50: number;
-  p99: number;
-  seconds: number;
-}
-
-async function run(count: number, inflight: number, op: (i: number) => Promise<void>): Promise<Result> {
-  const lat: number[] = [];
-  let next = 0;
-  const start = performance.now();
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      const t = performance.now();
-      await op(i);
-      lat.push(performance.now() - t);
-    }
-  };
-  await Promise.all(Array.from({ length: inflight }, worker));
-  const seconds = (performance.now() - start) / 1000;
-  lat.sort((a, b) => a - b);
-  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))]!;
-  return { perSecond: count / seconds, p50: q(0.5), p99: q(0.99), seconds };
-}
-
-function post(agent: Agent, base: URL, path: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        agent,
-        host: base.hostname,
-        port: base.port,
-        path,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-const fmt = (r: Result) =>
-  `${r.perSecond.toFixed(0).padStart(6)} /s   p50 ${r.p50.toFixed(1).padStart(6)} ms   p99 ${r.p99.toFixed(1).padStart(6)} ms   (${r.seconds.toFixed(1)} s)`;
 
 async function main(): Promise<void> {
   const env = await startTestEnv({ apiserverProcess: !values.inprocess, server: { compactionIntervalMs: 0 } });
@@ -96,11 +47,11 @@ async function main(): Promise<void> {
     const base = new URL(env.url);
     const body = (i: number) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { key: 'value' } });
     await run(200, INFLIGHT, async (i) => {
-      await post(agent, base, '/api/v1/namespaces/kube-public/configmaps', body(i));
+      await send(agent, base, 'POST', '/api/v1/namespaces/kube-public/configmaps', body(i));
     });
     let failures = 0;
     const api = await run(COUNT, INFLIGHT, async (i) => {
-      const code = await post(agent, base, '/api/v1/namespaces/default/configmaps', body(i));
+      const { code } = await send(agent, base, 'POST', '/api/v1/namespaces/default/configmaps', body(i));
       if (code !== 201) failures++;
     });
     agent.destroy();
