@@ -51,6 +51,6 @@ export {
   STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from './compile.js';
 export { type ValidateOptions, validateWithRules, validateWithRulesBudget } from './validate.js';
-export { type DeclType, escapeName, schemaDeclType, unescapeName } from './schema-decl.js';
+export { type DeclType, escapeName, RESERVED as CEL_RESERVED, schemaDeclType, unescapeName } from './schema-decl.js';
 export { jsonToVal, unstructuredToVal } from './unstructured.js';
 export { validFieldPath } from './fieldpath.js';

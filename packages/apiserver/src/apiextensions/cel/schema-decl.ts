@@ -44,7 +44,8 @@ export interface DeclType {
   key?: DeclType;
 }
 
-const RESERVED = new Set([
+/** CEL's reserved words (cel-go parser): not usable as identifiers, escaped in field names. */
+export const RESERVED = new Set([
   'true',
   'false',
   'null',

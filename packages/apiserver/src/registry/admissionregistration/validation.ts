@@ -20,6 +20,7 @@ import {
   validateLabelSelector,
 } from '@kubeling/apimachinery';
 import type { CelType } from '../../admission/policy/cel.js';
+import { CEL_RESERVED } from '../../apiextensions/cel/index.js';
 import { type CompiledExpr, compileExpr, type ExprEnv, type ReturnTypes } from '../../admission/policy/compile.js';
 
 type Policy = admissionregistrationv1.ValidatingAdmissionPolicy;
@@ -37,29 +38,6 @@ const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'];
 const VALIDATION_REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_VALUE_EXPRESSION_LENGTH = 5 * 1024;
-const CEL_RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
 
 /** `%#v` of a typed string slice (`[]admissionregistration.OperationType{"CREATE", "*"}`). */
 const goTyped = (type: string, values: readonly unknown[] | undefined) =>
