@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Cacher } from '../storage/cacher.js';
 import type { Store } from '../registry/store.js';
 import type { Strategy } from '../registry/strategy.js';
+import { SerialQueue } from '../registry/serial-queue.js';
 import type { ResourceCatalog } from './catalog.js';
 import { CLEANUP_FINALIZER, conditionTrue, setCondition } from './crd-strategy.js';
 import { customResourceStrategy } from './cr-strategy.js';
@@ -36,17 +37,21 @@ export interface CrdControllerDeps {
 }
 
 const asCrd = (o: KubeObject) => o as unknown as CustomResourceDefinition;
-const RETRY_MS = 1000;
 
 export class CrdController {
   private readonly latest = new Map<string, CustomResourceDefinition>();
   /** What each CRD serves now: a signature of what the definitions were built from, and their registry keys. */
   private readonly serving = new Map<string, { signature: string; keys: string[]; prefix: string }>();
-  private readonly dirty = new Set<string>();
-  private running = false;
-  private stopped = false;
+  private readonly queue = new SerialQueue(
+    (name) => this.reconcile(name),
+    (name, err) => {
+      if (!(err instanceof StatusError && (err.status.reason === 'NotFound' || err.status.reason === 'Conflict'))) {
+        this.deps.logger?.warn({ err, crd: name }, 'reconciling CustomResourceDefinition failed');
+      }
+      this.queue.later(name);
+    },
+  );
   private unsubscribe: (() => void) | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly deps: CrdControllerDeps) {}
 
@@ -79,53 +84,20 @@ export class CrdController {
       else this.latest.set(name, asCrd(obj));
       // A CRD's names free or take names of the others in its group.
       const group = asCrd(obj).spec?.group;
-      for (const [n, c] of this.latest) if (c.spec?.group === group) this.dirty.add(n);
-      this.dirty.add(name);
-      void this.drain();
+      for (const [n, c] of this.latest) if (c.spec?.group === group) this.queue.add(n);
+      this.queue.add(name);
     });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.queue.stop();
     this.unsubscribe?.();
-    for (const t of this.timers) clearTimeout(t);
     for (const name of [...this.serving.keys()]) await this.unserve(name);
   }
 
   /** Whether the CRD behind a custom resource is being deleted (creates are refused then). */
   terminating(crdName: string): boolean {
     return !!this.latest.get(crdName)?.metadata.deletionTimestamp;
-  }
-
-  private later(name: string): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      this.dirty.add(name);
-      void this.drain();
-    }, RETRY_MS);
-    t.unref();
-    this.timers.add(t);
-  }
-
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      while (this.dirty.size && !this.stopped) {
-        const name = this.dirty.values().next().value as string;
-        this.dirty.delete(name);
-        try {
-          await this.reconcile(name);
-        } catch (err) {
-          if (!(err instanceof StatusError && (err.status.reason === 'NotFound' || err.status.reason === 'Conflict'))) {
-            this.deps.logger?.warn({ err, crd: name }, 'reconciling CustomResourceDefinition failed');
-          }
-          this.later(name);
-        }
-      }
-    } finally {
-      this.running = false;
-    }
   }
 
   private async reconcile(name: string): Promise<void> {
@@ -245,7 +217,7 @@ export class CrdController {
       const left = await store.list(undefined, { limit: 1 });
       if (left.items.length) {
         // Instances held by finalizers of their own: wait for them.
-        this.later(name);
+        this.queue.later(name);
         return;
       }
     }

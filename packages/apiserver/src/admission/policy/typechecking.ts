@@ -19,6 +19,7 @@
  */
 import type { KubeObject, admissionregistrationv1 } from '@kubeling/api';
 import { StatusError } from '@kubeling/apimachinery';
+import { SerialQueue } from '../../registry/serial-queue.js';
 import type { Logger } from 'pino';
 import type { ObjectSubscriber, StatusWriter } from '../lookups.js';
 import type { CelType } from './cel.js';
@@ -113,14 +114,18 @@ export function typeCheck(policy: Policy, schemas: SchemaSource): ExpressionWarn
 }
 
 export const STATUS_CONTROLLER_NAME = 'validatingadmissionpolicy-status-controller';
-const RETRY_MS = 1000;
 
 export class TypeCheckingController {
   private readonly latest = new Map<string, Policy>();
-  private readonly dirty = new Set<string>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private running = false;
-  private stopped = false;
+  private readonly queue = new SerialQueue(
+    (name) => this.reconcile(name),
+    (name, err) => {
+      const reason = err instanceof StatusError ? err.status.reason : undefined;
+      if (reason === 'NotFound' || reason === 'Conflict') return;
+      this.deps.logger?.warn({ err, policy: name }, 'type checking ValidatingAdmissionPolicy failed');
+      this.queue.later(name);
+    },
+  );
   private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly deps: { policies: () => ObjectSubscriber & StatusWriter; schemas: SchemaSource; logger?: Logger }) {}
@@ -130,47 +135,13 @@ export class TypeCheckingController {
       const name = obj.metadata.name!;
       if (type === 'DELETED') this.latest.delete(name);
       else this.latest.set(name, obj as unknown as Policy);
-      this.dirty.add(name);
-      void this.drain();
+      this.queue.add(name);
     });
   }
 
   stop(): void {
-    this.stopped = true;
+    this.queue.stop();
     this.unsubscribe?.();
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-  }
-
-  private later(name: string): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      this.dirty.add(name);
-      void this.drain();
-    }, RETRY_MS);
-    t.unref();
-    this.timers.add(t);
-  }
-
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      while (this.dirty.size && !this.stopped) {
-        const name = this.dirty.values().next().value as string;
-        this.dirty.delete(name);
-        try {
-          await this.reconcile(name);
-        } catch (err) {
-          const reason = err instanceof StatusError ? err.status.reason : undefined;
-          if (reason === 'NotFound' || reason === 'Conflict') continue;
-          this.deps.logger?.warn({ err, policy: name }, 'type checking ValidatingAdmissionPolicy failed');
-          if (!this.stopped) this.later(name);
-        }
-      }
-    } finally {
-      this.running = false;
-    }
   }
 
   private async reconcile(name: string): Promise<void> {
