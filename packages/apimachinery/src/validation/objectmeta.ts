@@ -13,6 +13,7 @@ import { isQualifiedName } from './format.js';
 import { type NameValidator, validateNamespaceName, validateNonnegativeField } from './generic.js';
 import { byteLen, child } from './internal.js';
 import { validateLabels } from './metav1.js';
+import { jsonEqual } from '../util.js';
 
 /** `field is immutable` */
 export const FIELD_IMMUTABLE_ERROR_MSG = 'field is immutable';
@@ -21,7 +22,7 @@ export const TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * 1024;
 
 /** ValidateImmutableField: `Invalid value: <new>: field is immutable` when the values differ (deep, JSON-wise). */
 export function validateImmutableField(newVal: unknown, oldVal: unknown, p: PathLike): FieldError[] {
-  return deepEqual(newVal, oldVal) ? [] : [invalid(p, newVal, FIELD_IMMUTABLE_ERROR_MSG)];
+  return jsonEqual(newVal, oldVal) ? [] : [invalid(p, newVal, FIELD_IMMUTABLE_ERROR_MSG)];
 }
 
 /** The summed byte size of annotation keys and values. */
@@ -218,21 +219,4 @@ export function validateObjectMetaUpdate(newMeta: ObjectMetaLike, oldMeta: Objec
     ...validateImmutableField(n.deletionTimestamp ?? null, o.deletionTimestamp ?? null, child(p, 'deletionTimestamp')),
     ...validateImmutableField(n.deletionGracePeriodSeconds ?? null, o.deletionGracePeriodSeconds ?? null, child(p, 'deletionGracePeriodSeconds')),
   ];
-}
-
-/** Structural equality of JSON-like values (key order ignored, undefined members ignored). */
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => deepEqual(v, b[i]));
-  }
-  if (a && b && typeof a === 'object' && typeof b === 'object') {
-    const ao = a as Record<string, unknown>;
-    const bo = b as Record<string, unknown>;
-    const ka = Object.keys(ao).filter((k) => ao[k] !== undefined);
-    const kb = Object.keys(bo).filter((k) => bo[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => deepEqual(ao[k], bo[k]));
-  }
-  return false;
 }

@@ -21,7 +21,7 @@
  * - formats outside apiextensions' supported list are ignored; numbers are
  *   typed the way Go decodes JSON (integral → int64, else float64).
  */
-import { type FieldError, field } from '@kubeling/apimachinery';
+import { type FieldError, field, jsonEqual } from '@kubeling/apimachinery';
 import type { JSONSchemaProps } from '../types.js';
 import { validateEmbeddedResources } from './embedded.js';
 import { isKnownFormat, validatesFormat } from './formats.js';
@@ -162,21 +162,8 @@ function enumMatches(data: unknown, e: unknown): boolean {
   return deepEqual(data, e);
 }
 
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((v, i) => deepEqual(v, b[i]));
-  }
-  if (a && b && typeof a === 'object' && typeof b === 'object') {
-    const ao = a as Record<string, unknown>;
-    const bo = b as Record<string, unknown>;
-    const ka = Object.keys(ao).filter((k) => ao[k] !== undefined);
-    const kb = Object.keys(bo).filter((k) => bo[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => Object.hasOwn(bo, k) && deepEqual(ao[k], bo[k]));
-  }
-  return false;
-}
+/** Structural equality of JSON values (enum, uniqueItems, defaults): apimachinery's. */
+export const deepEqual = jsonEqual;
 
 function validateEnum(s: JSONSchemaProps, path: string, data: unknown): Result | undefined {
   if (!s.enum || s.enum.length === 0) return undefined;

@@ -35,6 +35,15 @@ const at = (obj: unknown, path: string): unknown => {
   return cur;
 };
 
+/** What a Scale carries of its parent's metadata. */
+const scaleMeta = (obj: KubeObject) => ({
+  name: obj.metadata.name,
+  namespace: obj.metadata.namespace,
+  uid: obj.metadata.uid,
+  resourceVersion: obj.metadata.resourceVersion,
+  creationTimestamp: obj.metadata.creationTimestamp,
+});
+
 /** A custom resource's Scale (apiextensions' scaleFromCustomResource): missing replicas are 0. */
 function customScaleOf(obj: KubeObject, paths: ScalePaths): Scale {
   const num = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) ? v : 0);
@@ -42,13 +51,7 @@ function customScaleOf(obj: KubeObject, paths: ScalePaths): Scale {
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
-    metadata: {
-      name: obj.metadata.name,
-      namespace: obj.metadata.namespace,
-      uid: obj.metadata.uid,
-      resourceVersion: obj.metadata.resourceVersion,
-      creationTimestamp: obj.metadata.creationTimestamp,
-    },
+    metadata: scaleMeta(obj),
     spec: { replicas: num(at(obj, paths.specReplicasPath)) },
     status: { replicas: num(at(obj, paths.statusReplicasPath)), selector: typeof selector === 'string' ? selector : '' },
   };
@@ -63,13 +66,7 @@ export function scaleOf(obj: KubeObject, paths?: ScalePaths): Scale {
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
-    metadata: {
-      name: obj.metadata.name,
-      namespace: obj.metadata.namespace,
-      uid: obj.metadata.uid,
-      resourceVersion: obj.metadata.resourceVersion,
-      creationTimestamp: obj.metadata.creationTimestamp,
-    },
+    metadata: scaleMeta(obj),
     spec: { replicas: spec.replicas ?? 1 },
     status: { replicas: status.replicas ?? 0, selector: selector ? labelSelectorToString(selector) : '' },
   };
