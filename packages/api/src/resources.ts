@@ -55,6 +55,8 @@ export interface ResourceDef {
   storage?: { group: string; resource: string };
   /** The release since which the kind is deprecated: every request gets a deprecation warning, as upstream. */
   deprecatedSince?: string;
+  /** The kind of its lists, when not `<Kind>List` (a CRD's `names.listKind`). */
+  listKind?: string;
   /** Served in JSON and YAML only: kubeling has no protobuf wire table for the kind yet. */
   protobuf?: false;
 }
@@ -317,6 +319,9 @@ export function findResource(group: string, version: string, resource: string): 
 export function findByKind(group: string, version: string, kind: string): ResourceDef | undefined {
   return resources.find((r) => r.group === group && r.version === version && r.kind === kind);
 }
+
+/** The kind of a resource's lists. */
+export const listKindOf = (r: ResourceDef): string => r.listKind ?? `${r.kind}List`;
 
 /** Storage identity: shared storage (events.k8s.io events) resolves to the owner. */
 export function storageOf(r: ResourceDef): { group: string; resource: string } {

@@ -156,6 +156,7 @@ export function servedDefs(crd: CustomResourceDefinition): CustomResourceDef[] {
       version: v.name,
       kind: names.kind,
       resource: names.plural,
+      listKind: crdServing.listKind,
       singular: names.singular ?? names.kind.toLowerCase(),
       namespaced: spec.scope === 'Namespaced',
       shortNames: names.shortNames ?? [],

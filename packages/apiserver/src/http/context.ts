@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KubeObject, ResourceDef } from '@kubeling/api';
 import { badRequest, goJSONKind, isPlainObject, unsupportedMediaType } from '@kubeling/apimachinery';
 import type { RequestInfo } from './request-info.js';
+import { hasProtobuf } from './protobuf.js';
 import {
   BODY_TYPES,
   BodySyntaxError,
@@ -73,8 +74,9 @@ export function decodeObject(c: HandlerContext, def: ResourceDef, validation: Fi
   if (!BODY_TYPES.includes(mt) && mt !== '') throw unsupportedMediaType(ct, ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']);
   const raw = c.req.body as Buffer | undefined;
   const unrecognized = (why: string) => badRequest(`the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(raw)})`);
-  // Custom resources have no protobuf encoding (crdHandler's serializers: JSON and YAML).
-  if (mt === PROTOBUF_TYPE && 'crd' in def) throw unsupportedMediaType(ct, ['application/json', 'application/yaml']);
+  // A kind without a protobuf encoding (custom resources, as crdHandler's serializers) takes JSON and YAML only.
+  if (mt === PROTOBUF_TYPE && !hasProtobuf(def.group ? `${def.group}/${def.version}` : def.version, kind))
+    throw unsupportedMediaType(ct, ['application/json', 'application/yaml']);
   const json = mt !== YAML_TYPE && mt !== PROTOBUF_TYPE;
   let parsed: ParsedBody;
   try {

@@ -9,7 +9,7 @@
  * the same kind schemas, written in either dialect.
  */
 import { createHash } from 'node:crypto';
-import { apiVersionOf, autoscalingv1, ObjectMeta, ListMeta, type ResourceDef } from '@kubeling/api';
+import { apiVersionOf, autoscalingv1, ObjectMeta, ListMeta, listKindOf, type ResourceDef } from '@kubeling/api';
 import type { Catalog } from './discovery.js';
 import { VERSION_INFO } from '../version.js';
 
@@ -346,11 +346,11 @@ export interface OpenAPIv3 {
 }
 
 /** A kind's list kind: `<Kind>List`, or what a CRD names. */
-export const listKind = (r: ResourceDef): string => (r as { crd?: { listKind: string } }).crd?.listKind ?? `${r.kind}List`;
+export const listKind = listKindOf;
 
 /** A list kind's description (a CRD's as the apiextensions-apiserver's OpenAPI builder writes it). */
 export const listDescription = (r: ResourceDef): string =>
-  'crd' in r ? `${listKind(r)} is a list of ${r.kind}` : `${r.kind}List is a list of ${r.kind} objects.`;
+  r.listKind ? `${r.listKind} is a list of ${r.kind}` : `${r.kind}List is a list of ${r.kind} objects.`;
 
 /** Builds every document of what the catalogue serves now. */
 export function buildOpenAPIv3(cat: Catalog): OpenAPIv3 {

@@ -18,6 +18,7 @@ import {
   unsupportedMediaType,
 } from '@kubeling/apimachinery';
 import { apply } from '../fieldmanager/index.js';
+import { isCustom } from '../apiextensions/catalog.js';
 import type { Store, WriteContext } from '../registry/store.js';
 import { BodySyntaxError, PATCH_TYPES, checkObjectBody, fieldValidationOf, mediaType, parseBody, type FieldValidation } from './codec.js';
 import type { HandlerContext } from './context.js';
@@ -55,7 +56,7 @@ export async function patch(c: HandlerContext, store: Store, ns: string | undefi
   const mt = mediaType(ct);
   if (!(PATCH_TYPES as readonly string[]).includes(mt)) throw unsupportedMediaType(ct, [...PATCH_TYPES]);
   // Custom resources have no Go struct to take strategic merge keys from: 415, as upstream.
-  if ('crd' in c.def && mt === 'application/strategic-merge-patch+json')
+  if (isCustom(c.def) && mt === 'application/strategic-merge-patch+json')
     throw unsupportedMediaType(ct, ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
   let patchBody: unknown;
   try {

@@ -7,7 +7,7 @@
 import type { KubeObject } from '@kubeling/api';
 import { badRequest, failure, methodNotAllowed, notAcceptable, unsupportedMediaType } from '@kubeling/apimachinery';
 import { SCALE_SCHEMA, scaleOf, updateScale } from '../registry/apps/scale.js';
-import type { CustomResourceDef } from '../apiextensions/catalog.js';
+import { isCustom } from '../apiextensions/catalog.js';
 import { selfSubjectReview, tokenReview } from '../registry/authentication/reviews.js';
 import { createTokenRequest } from '../registry/authentication/tokenrequest.js';
 import { selfSubjectRulesReview, subjectAccessReview } from '../registry/authorization/reviews.js';
@@ -86,7 +86,7 @@ export async function handleSubresource(c: HandlerContext, store: Store, ns: str
 /** GET, PUT or PATCH of a workload's scale. */
 async function scale(c: HandlerContext, store: Store, ns: string | undefined) {
   const { info, def } = c;
-  const paths = 'crd' in def ? (def as CustomResourceDef).crd.scale : undefined;
+  const paths = isCustom(def) ? def.crd.scale : undefined;
   if (info.verb === 'get') return send(c, 200, scaleOf(await store.get(ns, info.name), paths));
   const ctx = writeContext(c);
   const ct = contentTypeOf(c);

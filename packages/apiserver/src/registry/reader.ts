@@ -13,7 +13,7 @@
  *
  * Writes are not its business: see store.ts.
  */
-import { apiVersionOf, type KubeList, type KubeObject, type ResourceDef } from '@kubeling/api';
+import { apiVersionOf, type KubeList, listKindOf, type KubeObject, type ResourceDef } from '@kubeling/api';
 import { type GroupResource, badRequest, notFound, tooOldResourceVersion } from '@kubeling/apimachinery';
 import { type Cacher, type EventType, type Filter, type WatchSink, watchEtcd } from '../storage/cacher.js';
 import { type EtcdStorage, StorageCompacted, StorageFutureRevision, prefixEnd } from '../storage/etcd.js';
@@ -237,7 +237,7 @@ export class StoreReader {
   private async listOf(items: KubeObject[], rv: string): Promise<KubeList> {
     return {
       apiVersion: this.apiVersion,
-      kind: (this.def as { crd?: { listKind: string } }).crd?.listKind ?? `${this.def.kind}List`,
+      kind: listKindOf(this.def),
       metadata: { resourceVersion: rv },
       items: await this.externalAll(items),
     };
