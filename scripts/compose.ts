@@ -11,7 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensureClusterPKI } from '@kubeling/pki';
+import { ensureClusterPKI, ensureFrontProxyPKI, ensureServingCert } from '@kubeling/pki';
+import { METRICS_SERVER_USER } from './addons.js';
 import { ROOT, STATE } from './cluster.js';
 
 const { values } = parseArgs({
@@ -59,6 +60,7 @@ async function main(): Promise<void> {
     admin: { cn: 'kubernetes-admin', orgs: ['system:masters'] },
     'controller-manager': { cn: 'system:kube-controller-manager' },
     scheduler: { cn: 'system:kube-scheduler' },
+    'metrics-server': { cn: METRICS_SERVER_USER },
     ...Object.fromEntries(nodes.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
   });
   // Inside the compose network the apiserver answers as `kubernetes` (a name its certificate has).
@@ -70,6 +72,16 @@ async function main(): Promise<void> {
     });
   write('controller-manager', 'system:kube-controller-manager');
   write('scheduler', 'system:kube-scheduler');
+  write('metrics-server', METRICS_SERVER_USER);
+  // The add-ons (the metrics server's Service, Endpoints and APIService) are applied from inside, as the admin.
+  write('admin', 'kubernetes-admin');
+  // The aggregation layer's front proxy, and the metrics server's serving certificate for its Service name.
+  await ensureFrontProxyPKI(pki.dir);
+  await ensureServingCert(pki.dir, 'metrics-server-serving', {
+    commonName: 'metrics-server',
+    ips: ['127.0.0.1'],
+    dnsNames: ['metrics-server', 'metrics-server.kube-system.svc', 'localhost'],
+  });
   for (const n of nodes) write(`kubelet-${n}`, `system:node:${n}`);
   writeFileSync(
     join(dir, 'kubeconfig'),
@@ -77,7 +89,8 @@ async function main(): Promise<void> {
     { mode: 0o600 },
   );
   // The containers read the keys as root from a read-only mount.
-  for (const f of ['apiserver.key', 'sa.key', 'ca.key']) chmodSync(join(pki.dir, f), 0o644);
+  for (const f of ['apiserver.key', 'sa.key', 'ca.key', 'front-proxy-client.key', 'metrics-server-serving.key', 'metrics-server.key', 'admin.key'])
+    chmodSync(join(pki.dir, f), 0o644);
   console.log(`compose: PKI and kubeconfigs in ${dir}`);
   if (values['skip-rootfs']) return;
 

@@ -1,12 +1,15 @@
 /**
  * `npm run up`: starts a local cluster in the background — etcd, the
- * apiserver, the controller-manager, the scheduler, and nodes (a runtime and a
- * kubelet each; `-- --nodes N`, default 2) — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
+ * apiserver, the controller-manager, the scheduler, the metrics server (behind
+ * the aggregation layer), and nodes (a runtime and a kubelet each;
+ * `-- --nodes N`, default 2) — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
  * Idempotent: a cluster that is already up is left as it is.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { ensureClusterPKI, ensureServingCert } from '@kubeling/pki';
+import { ensureClusterPKI, ensureFrontProxyPKI, ensureServingCert } from '@kubeling/pki';
+import { RestClient } from '@kubeling/client';
+import { applyObjects, METRICS_SERVER_USER, metricsServerObjects } from './addons.js';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -136,8 +139,11 @@ async function main(): Promise<void> {
     scheduler: { cn: 'system:kube-scheduler' },
     proxy: { cn: 'system:kube-proxy' },
     'apiserver-kubelet-client': { cn: 'kube-apiserver-kubelet-client' },
+    'metrics-server': { cn: METRICS_SERVER_USER },
     ...Object.fromEntries(nodeNames.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
   });
+  // The aggregation layer's own CA and client certificate (kubeadm's front-proxy-*).
+  const frontProxy = await ensureFrontProxyPKI(join(STATE, 'pki'));
   const apiCount = values.ha ? 2 : 1;
   const apiURLs: string[] = [];
   for (let i = 0; i < apiCount; i++) apiURLs.push(`https://127.0.0.1:${await pickPort(Number(values['apiserver-port']) + i)}`);
@@ -170,6 +176,11 @@ async function main(): Promise<void> {
         `--kubelet-client-certificate=${pki.clients['apiserver-kubelet-client']!.cert}`,
         `--kubelet-client-key=${pki.clients['apiserver-kubelet-client']!.key}`,
         `--kubelet-certificate-authority=${pki.ca}`,
+        // Extension servers (the metrics server) are reached as the front proxy, and told to trust it.
+        `--proxy-client-cert-file=${frontProxy.clientCert}`,
+        `--proxy-client-key-file=${frontProxy.clientKey}`,
+        `--requestheader-client-ca-file=${frontProxy.ca}`,
+        '--requestheader-allowed-names=front-proxy-client',
       ),
     );
     apiserver.health = `${url}/readyz`;
@@ -232,6 +243,50 @@ async function main(): Promise<void> {
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
     await waitHealthy(proxy, proxy.health, 60_000);
     console.log(`proxy         ready (pid ${proxy.pid}, health on ${port})`);
+  }
+
+  // The metrics server: scrapes the kubelets, serves metrics.k8s.io behind its APIService.
+  {
+    const port = await pickPort(4443);
+    const serving = await ensureServingCert(join(STATE, 'pki'), 'metrics-server-serving', {
+      commonName: 'metrics-server',
+      ips: ['127.0.0.1'],
+      dnsNames: ['metrics-server.kube-system.svc', 'localhost'],
+    });
+    await ports.release(port);
+    const ms = start(
+      'metrics-server',
+      process.execPath,
+      built(
+        'packages/metrics-server/dist/main.js',
+        `--kubeconfig=${kubeconfigFor('metrics-server', METRICS_SERVER_USER)}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        `--tls-cert-file=${serving.cert}`,
+        `--tls-private-key-file=${serving.key}`,
+        `--kubelet-client-certificate=${pki.clients['metrics-server']!.cert}`,
+        `--kubelet-client-key=${pki.clients['metrics-server']!.key}`,
+        `--kubelet-certificate-authority=${pki.ca}`,
+      ),
+    );
+    ms.health = `https://127.0.0.1:${port}/healthz`;
+    components.push(ms);
+    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+    await waitHealthy(ms, ms.health, 60_000);
+    const admin = new RestClient({
+      server: apiURL,
+      namespace: 'default',
+      insecureSkipTLSVerify: false,
+      ca: readFileSync(pki.ca),
+      cert: readFileSync(pki.clients.admin!.cert),
+      key: readFileSync(pki.clients.admin!.key),
+    });
+    try {
+      await applyObjects(admin, metricsServerObjects(readFileSync(pki.ca, 'utf8'), '127.0.0.1', port));
+    } finally {
+      admin.close();
+    }
+    console.log(`metrics-server ready (pid ${ms.pid} on ${port}, APIService v1beta1.metrics.k8s.io)`);
   }
 
   // Nodes: a runtime (CRI server) and a kubelet each, pod IPs in 127.2.<n>.0/24.

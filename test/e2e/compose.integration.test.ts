@@ -95,7 +95,7 @@ test('docker-compose up -d --build gives a cluster the host kubectl reaches: nod
   const up = await sh('docker-compose', ['up', '-d', '--build'], 400_000);
   assert.equal(up.code, 0, up.out);
   const ps = await sh('docker-compose', ['ps']);
-  for (const svc of ['etcd', 'apiserver', 'controller-manager', 'scheduler', 'kubelet-1', 'kubelet-2'])
+  for (const svc of ['etcd', 'apiserver', 'controller-manager', 'scheduler', 'metrics-server', 'kubelet-1', 'kubelet-2'])
     assert.match(ps.out, new RegExp(`${project}_${svc}_1 .*Up`), ps.out);
   await waitFor(
     async () => {
@@ -114,4 +114,13 @@ test('docker-compose up -d --build gives a cluster the host kubectl reaches: nod
   const pods = JSON.parse((await k('get', 'pods', '-o', 'json')).out).items as { spec: { nodeName: string } }[];
   assert.equal(pods.length, 2);
   await waitFor(async () => /hello from compose/.test((await k('logs', 'deployment/web')).out), 30_000, 'logs through the apiserver and the kubelet');
+  // The metrics server behind its APIService: two scrapes (15 s apart) and `kubectl top` has figures.
+  await waitFor(
+    async () => {
+      const r = await k('top', 'nodes', '--no-headers');
+      return r.code === 0 && r.out.trim().split('\n').length === 2;
+    },
+    120_000,
+    'kubectl top nodes through the aggregation layer',
+  );
 });

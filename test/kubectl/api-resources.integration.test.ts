@@ -1,8 +1,7 @@
 /**
  * `kubectl api-resources` against kubeling lists what a default kube-apiserver
  * 1.33 lists, minus what other parts of kubeling own and do not serve yet:
- * APIService (aggregation), HorizontalPodAutoscaler v2
- * and the metrics APIs, storage.k8s.io and PersistentVolume (storage).
+ * HorizontalPodAutoscaler v2 and the metrics APIs (served by the metrics server through the aggregation layer), storage.k8s.io and PersistentVolume (storage).
  * Each row: name, short names, API version, namespaced, kind.
  */
 import { after, before, test } from 'node:test';
@@ -31,6 +30,7 @@ validatingadmissionpolicies                  admissionregistration.k8s.io/v1  fa
 validatingadmissionpolicybindings            admissionregistration.k8s.io/v1  false  ValidatingAdmissionPolicyBinding
 validatingwebhookconfigurations              admissionregistration.k8s.io/v1  false  ValidatingWebhookConfiguration
 customresourcedefinitions         crd,crds   apiextensions.k8s.io/v1          false  CustomResourceDefinition
+apiservices                                  apiregistration.k8s.io/v1        false  APIService
 controllerrevisions                          apps/v1                          true   ControllerRevision
 daemonsets                        ds         apps/v1                          true   DaemonSet
 deployments                       deploy     apps/v1                          true   Deployment
@@ -42,7 +42,7 @@ localsubjectaccessreviews                    authorization.k8s.io/v1          tr
 selfsubjectaccessreviews                     authorization.k8s.io/v1          false  SelfSubjectAccessReview
 selfsubjectrulesreviews                      authorization.k8s.io/v1          false  SelfSubjectRulesReview
 subjectaccessreviews                         authorization.k8s.io/v1          false  SubjectAccessReview
-horizontalpodautoscalers          hpa        autoscaling/v1                   true   HorizontalPodAutoscaler
+horizontalpodautoscalers          hpa        autoscaling/v2                   true   HorizontalPodAutoscaler
 cronjobs                          cj         batch/v1                         true   CronJob
 jobs                                         batch/v1                         true   Job
 certificatesigningrequests        csr        certificates.k8s.io/v1           false  CertificateSigningRequest

@@ -14,6 +14,7 @@ export * as eventsv1 from './kinds/events-v1.js';
 export * as schedulingv1 from './kinds/scheduling-v1.js';
 export * as admissionregistrationv1 from './kinds/admissionregistration-v1.js';
 export * as autoscalingv1 from './kinds/autoscaling-v1.js';
+export * as autoscalingv2 from './kinds/autoscaling-v2.js';
 export * as policyv1 from './kinds/policy-v1.js';
 export * as authorizationv1 from './kinds/authorization-v1.js';
 export * as authenticationv1 from './kinds/authentication-v1.js';
@@ -23,6 +24,8 @@ export * as networkingv1 from './kinds/networking-v1.js';
 export * as nodev1 from './kinds/node-v1.js';
 export * as certificatesv1 from './kinds/certificates-v1.js';
 export * as apiextensionsv1 from './kinds/apiextensions-v1.js';
+export * as apiregistrationv1 from './kinds/apiregistration-v1.js';
 // Defaulting and validation of the pod spec and the apps/v1 workloads (strategies call these).
 export * from './kinds/core-v1-validation.js';
 export * from './kinds/apps-v1-validation.js';
+export * from './metrics.js';

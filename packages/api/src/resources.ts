@@ -14,6 +14,7 @@ import * as eventsV1 from './kinds/events-v1.js';
 import * as scheduling from './kinds/scheduling-v1.js';
 import * as admissionregistration from './kinds/admissionregistration-v1.js';
 import * as autoscaling from './kinds/autoscaling-v1.js';
+import * as autoscalingV2 from './kinds/autoscaling-v2.js';
 import * as policy from './kinds/policy-v1.js';
 import * as authz from './kinds/authorization-v1.js';
 import * as authn from './kinds/authentication-v1.js';
@@ -23,6 +24,7 @@ import * as networking from './kinds/networking-v1.js';
 import * as node from './kinds/node-v1.js';
 import * as certificates from './kinds/certificates-v1.js';
 import * as apiextensions from './kinds/apiextensions-v1.js';
+import * as apiregistration from './kinds/apiregistration-v1.js';
 
 export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
 export const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
@@ -187,6 +189,12 @@ export const resources: readonly ResourceDef[] = [
     categories: ALL,
     subresources: status,
   }),
+  // autoscaling/v2: the storage version; v1 is a conversion of the same stored objects (registry/autoscaling).
+  def('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers', true, autoscalingV2.HorizontalPodAutoscaler, {
+    shortNames: ['hpa'],
+    categories: ALL,
+    subresources: status,
+  }),
 
   // batch/v1
   def('batch', 'v1', 'CronJob', 'cronjobs', true, batch.CronJob, { shortNames: ['cj'], categories: ALL, subresources: status }),
@@ -259,6 +267,13 @@ export const resources: readonly ResourceDef[] = [
     // Its OpenAPI schema type (JSONSchemaProps) marshals itself by hand in Go; kubeling's wire tables do not describe it yet.
     protobuf: false,
   }),
+  // apiregistration.k8s.io/v1
+  def('apiregistration.k8s.io', 'v1', 'APIService', 'apiservices', false, apiregistration.APIService, {
+    categories: ['api-extensions'],
+    subresources: status,
+    // A kube-aggregator type: the wire tables are generated from k8s.io/api only.
+    protobuf: false,
+  }),
   // scheduling.k8s.io/v1
   def('scheduling.k8s.io', 'v1', 'PriorityClass', 'priorityclasses', false, scheduling.PriorityClass, { shortNames: ['pc'] }),
 
@@ -278,6 +293,8 @@ export const resources: readonly ResourceDef[] = [
 /** Group order as the upstream apiserver lists them (discovery priority). */
 export const GROUP_ORDER = [
   '',
+  // The aggregator lists its own group first (kube-aggregator handler_apis.go).
+  'apiregistration.k8s.io',
   'apps',
   'events.k8s.io',
   'authentication.k8s.io',
@@ -302,11 +319,30 @@ export interface GroupVersion {
   version: string;
 }
 
-/** Served group-versions in discovery order. */
+/**
+ * Kubernetes' version order (k8s.io/apimachinery/pkg/version CompareKubeAwareVersionStrings):
+ * GA before beta before alpha, higher numbers first, then anything else alphabetically.
+ * A group's first version in this order is its preferred version (autoscaling: v2, then v1).
+ */
+export function compareKubeAwareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return undefined;
+    return { major: Number(m[1]), stage: m[2] === 'alpha' ? 0 : m[2] === 'beta' ? 1 : 2, minor: m[3] ? Number(m[3]) : 0 };
+  };
+  const pa = parse(a);
+  const pb = parse(b);
+  if (pa && pb) return pb.stage - pa.stage || pb.major - pa.major || pb.minor - pa.minor;
+  if (pa) return -1;
+  if (pb) return 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Served group-versions in discovery order: groups in GROUP_ORDER, each group's versions in Kubernetes' order. */
 export function groupVersions(): GroupVersion[] {
   const out: GroupVersion[] = [];
   for (const g of GROUP_ORDER) {
-    const versions = [...new Set(resources.filter((r) => r.group === g).map((r) => r.version))];
+    const versions = [...new Set(resources.filter((r) => r.group === g).map((r) => r.version))].sort(compareKubeAwareVersions);
     for (const v of versions) out.push({ group: g, version: v });
   }
   return out;

@@ -18,6 +18,10 @@
  *   --kubelet-certificate-authority=PEM   (checks the kubelets' serving certificates)
  *   --enable-priority-and-fairness=true --max-requests-inflight=400 --max-mutating-requests-inflight=200
  *   --request-timeout=1m0s   (API Priority and Fairness: its seats, and how long a request may wait in a queue)
+ *   --proxy-client-cert-file=PEM --proxy-client-key-file=PEM   the aggregation layer's client certificate to extension servers
+ *   --requestheader-client-ca-file=PEM --requestheader-allowed-names=a,b   published for extension servers
+ *   --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group
+ *   --requestheader-extra-headers-prefix=X-Remote-Extra-
  *   --log-level=info
  */
 import { readFileSync } from 'node:fs';
@@ -25,6 +29,7 @@ import { parseDuration } from '@kubeling/apimachinery';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { buildApiServer } from './server.js';
+import type { AggregationOptions } from './aggregator/index.js';
 
 function authzMode(v: string): 'RBAC' | 'AlwaysAllow' {
   // Upstream takes a list (e.g. Node,RBAC). Node is accepted; until the Node
@@ -33,6 +38,30 @@ function authzMode(v: string): 'RBAC' | 'AlwaysAllow' {
   if (modes.includes('AlwaysAllow')) return 'AlwaysAllow';
   if (modes.every((m) => m === 'RBAC' || m === 'Node')) return 'RBAC';
   throw new Error(`--authorization-mode: unsupported ${v} (RBAC, Node, AlwaysAllow)`);
+}
+
+const list = (v: string | undefined) => (v ?? '').split(',').filter(Boolean);
+
+/** The aggregation layer's flags (kube-apiserver's --proxy-client-* and --requestheader-*). */
+function aggregationFlags(values: Record<string, string | boolean | string[] | undefined>): AggregationOptions {
+  const str = (k: string) => values[k] as string | undefined;
+  const cert = str('proxy-client-cert-file');
+  const key = str('proxy-client-key-file');
+  const ca = str('requestheader-client-ca-file');
+  return {
+    ...(cert && key ? { proxyClient: { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') } } : {}),
+    ...(ca
+      ? {
+          requestHeader: {
+            clientCA: readFileSync(ca, 'utf8'),
+            allowedNames: list(str('requestheader-allowed-names')),
+            usernameHeaders: list(str('requestheader-username-headers')),
+            groupHeaders: list(str('requestheader-group-headers')),
+            extraHeadersPrefix: list(str('requestheader-extra-headers-prefix')),
+          },
+        }
+      : {}),
+  };
 }
 
 async function main(): Promise<void> {
@@ -65,6 +94,13 @@ async function main(): Promise<void> {
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
       'request-timeout': { type: 'string', default: '1m0s' },
+      'proxy-client-cert-file': { type: 'string' },
+      'proxy-client-key-file': { type: 'string' },
+      'requestheader-client-ca-file': { type: 'string' },
+      'requestheader-allowed-names': { type: 'string', default: '' },
+      'requestheader-username-headers': { type: 'string', default: 'X-Remote-User' },
+      'requestheader-group-headers': { type: 'string', default: 'X-Remote-Group' },
+      'requestheader-extra-headers-prefix': { type: 'string', default: 'X-Remote-Extra-' },
     },
     strict: true,
   });
@@ -128,6 +164,7 @@ async function main(): Promise<void> {
           },
         }
       : {}),
+    aggregation: aggregationFlags(values),
   });
   await server.app.listen({ host, port });
   logger.info({ host, port }, 'apiserver listening');

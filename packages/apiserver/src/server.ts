@@ -10,7 +10,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ResourceDef } from '@kubeling/api';
-import { StatusError } from '@kubeling/apimachinery';
 import { EtcdStorage } from './storage/etcd.js';
 import { bootstrap } from './bootstrap.js';
 import { startCompaction } from './compaction.js';
@@ -19,18 +18,9 @@ import { Store, storagePrefix } from './registry/store.js';
 import { strategyFor } from './registry/strategies/index.js';
 import { NamespaceLifecycle } from './registry/namespaces.js';
 import { ApiMetrics } from './metrics.js';
-import { PriorityAdmission } from './admission/priority.js';
-import { AlwaysPullImages, DefaultTolerationSeconds, LimitRanger } from './admission/podplugins.js';
-import { ResourceQuotaAdmission } from './admission/resourcequota.js';
-import { MutatingWebhooks, ValidatingWebhooks } from './admission/webhook.js';
-import { validatingAdmissionPolicy } from './admission/policy/index.js';
-import { ServiceAccountAdmission } from './admission/serviceaccount.js';
-import { NodeRestriction } from './admission/noderestriction.js';
-import { OwnerReferencesPermissionEnforcement } from './admission/ownerreferences.js';
 import { AdmissionChain } from './admission/index.js';
-import { RuntimeClassAdmission } from './admission/runtimeclass.js';
-import { CertificateApproval, CertificateSigning, CertificateSubjectRestriction } from './registry/certificates/admission.js';
-import { DefaultIngressClass } from './registry/networking/defaultingressclass.js';
+import { setupAdmission } from './admission/setup.js';
+import { type AggregationOptions, publishAuthentication, setupAggregation } from './aggregator/index.js';
 import { buildAuth } from './auth/setup.js';
 import { MAX_HEADER_BYTES, clientErrorHandler, frameworkErrors, statusErrors } from './http/errors.js';
 import type { Registry } from './http/resource-handler.js';
@@ -97,12 +87,9 @@ export interface ApiServerOptions {
   maxMutatingRequestsInflight?: number;
   /** --request-timeout in seconds (60): a request waits in an APF queue a quarter of it at most. */
   requestTimeoutSeconds?: number;
+  /** The aggregation layer: the front-proxy client certificate and the request-header settings extension servers trust. */
+  aggregation?: AggregationOptions;
 }
-
-const notFoundAsUndefined = (e: unknown): undefined => {
-  if (e instanceof StatusError && e.status.reason === 'NotFound') return undefined;
-  throw e;
-};
 
 export interface ApiServer {
   app: FastifyInstance;
@@ -180,121 +167,12 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   });
   const { authenticator, authorizer } = credentials;
 
-  // Each store's admission is a chain the plugins below are registered into.
-  const chain = (st: Store) => st.admission as AdmissionChain;
-  // Admission plugins, mutating then validating (NamespaceLifecycle is part of every store).
-  // With users to tell apart, what kubelets and owner references may do is restricted too.
-  const restricting = authzMode === 'RBAC' ? ['NodeRestriction', 'OwnerReferencesPermissionEnforcement'] : [];
-  const enabled = new Set([
-    'Priority',
-    'DefaultTolerationSeconds',
-    'LimitRanger',
-    'RuntimeClass',
-    'CertificateApproval',
-    'CertificateSigning',
-    'CertificateSubjectRestriction',
-    'DefaultIngressClass',
-    'MutatingAdmissionWebhook',
-    'ValidatingAdmissionPolicy',
-    'ValidatingAdmissionWebhook',
-    'ResourceQuota',
-    ...restricting,
-    ...(opts.admission?.enable ?? []),
-  ]);
-  for (const d of opts.admission?.disable ?? []) enabled.delete(d);
-  const pods = registry.get('/v1/pods')!;
-  // ServiceAccount needs token signing; clusters without it (the plain-HTTP
-  // development mode) leave pods' service accounts alone.
-  if (opts.serviceAccount && !(opts.admission?.disable ?? []).includes('ServiceAccount')) enabled.add('ServiceAccount');
-  if (enabled.has('ServiceAccount')) chain(pods).mutating.push(new ServiceAccountAdmission(() => registry.get('/v1/serviceaccounts')!));
-  if (enabled.has('NodeRestriction')) {
-    const nr = new NodeRestriction({
-      pod: (ns, name) => registry.get('/v1/pods')!.get(ns, name, '0').catch(notFoundAsUndefined),
-      node: (name) => registry.get('/v1/nodes')!.get(undefined, name, '0').catch(notFoundAsUndefined),
-      authorize: (a) => (authorizer ? authorizer.authorize(a) : { allowed: true, reason: '' }),
-    });
-    for (const r of [
-      '/v1/pods',
-      '/v1/nodes',
-      '/v1/persistentvolumeclaims',
-      '/v1/serviceaccounts',
-      'coordination.k8s.io/v1/leases',
-      'storage.k8s.io/v1/csinodes',
-    ]) {
-      const st = registry.get(r);
-      if (!st) continue;
-      chain(st).mutating.push(nr);
-      chain(st).validating.push(nr);
-    }
-  }
-  if (enabled.has('Priority')) chain(pods).mutating.push(new PriorityAdmission(() => registry.get('scheduling.k8s.io/v1/priorityclasses')!));
-  if (enabled.has('DefaultTolerationSeconds')) chain(pods).mutating.push(new DefaultTolerationSeconds());
-  if (enabled.has('AlwaysPullImages')) chain(pods).mutating.push(new AlwaysPullImages());
-  if (enabled.has('LimitRanger')) {
-    const lr = new LimitRanger(() => registry.get('/v1/limitranges')!);
-    chain(pods).mutating.push(lr);
-    chain(pods).validating.push(lr);
-  }
-  if (enabled.has('RuntimeClass')) {
-    const rc = new RuntimeClassAdmission(() => registry.get('node.k8s.io/v1/runtimeclasses')!);
-    chain(pods).mutating.push(rc);
-    chain(pods).validating.push(rc);
-  }
-  const csrs = chain(registry.get('certificates.k8s.io/v1/certificatesigningrequests')!);
-  const authorize: ConstructorParameters<typeof CertificateApproval>[0] = (a) => (authorizer ? authorizer.authorize(a) : { allowed: true, reason: '' });
-  if (enabled.has('CertificateApproval')) csrs.validating.push(new CertificateApproval(authorize));
-  if (enabled.has('CertificateSigning')) csrs.validating.push(new CertificateSigning(authorize));
-  if (enabled.has('CertificateSubjectRestriction')) csrs.validating.push(new CertificateSubjectRestriction());
-  if (enabled.has('DefaultIngressClass'))
-    chain(registry.get('networking.k8s.io/v1/ingresses')!).mutating.push(new DefaultIngressClass(() => registry.get('networking.k8s.io/v1/ingressclasses')!));
-  const webhookCtx = (resource: string) => ({
-    configurations: () => registry.get(`admissionregistration.k8s.io/v1/${resource}`)!,
-    namespaces: () => registry.get('/v1/namespaces')!,
-    gvk: (r: string) => {
-      const [g, res] = r.split('/');
-      const st = [...registry.values()].find((x) => x.def.group === g && x.def.resource === res);
-      return st ? { group: st.def.group, version: st.def.version, kind: st.def.kind } : undefined;
-    },
+  const everyResource = setupAdmission(app, registry, catalog, authorizer, {
+    authzMode,
+    ...(opts.admission ? { admission: opts.admission } : {}),
+    serviceAccounts: !!opts.serviceAccount,
+    ...(opts.logger ? { logger: opts.logger } : {}),
   });
-  // The plugins every resource has, custom resources included (attached to their stores as CRDs come).
-  const everyResource: ((st: Store) => void)[] = [];
-  if (enabled.has('MutatingAdmissionWebhook')) {
-    const m = new MutatingWebhooks(webhookCtx('mutatingwebhookconfigurations'));
-    everyResource.push((st) => chain(st).mutating.push(m));
-  }
-  if (enabled.has('OwnerReferencesPermissionEnforcement')) {
-    const mapper = (group: string, version: string, kind: string) =>
-      catalog
-        .resources()
-        .filter((d) => !d.virtual && d.group === group && d.version === version && d.kind === kind)
-        .map((d) => ({ group: d.group, resource: d.resource, namespaced: d.namespaced }));
-    const gc = new OwnerReferencesPermissionEnforcement(() => authorizer ?? { authorize: () => ({ allowed: true, reason: '' }) }, mapper);
-    everyResource.push((st) => chain(st).validating.push(gc));
-  }
-  // ValidatingAdmissionPolicy runs before ValidatingAdmissionWebhook (kube-apiserver's AllOrderedPlugins).
-  if (enabled.has('ValidatingAdmissionPolicy')) {
-    const vap = validatingAdmissionPolicy(registry, opts.logger || undefined);
-    everyResource.push((st) => chain(st).validating.push(vap.plugin));
-    app.addHook('onReady', async () => vap.controller.start());
-    app.addHook('preClose', async () => vap.controller.stop());
-  }
-  if (enabled.has('ValidatingAdmissionWebhook')) {
-    const v = new ValidatingWebhooks(webhookCtx('validatingwebhookconfigurations'));
-    everyResource.push((st) => chain(st).validating.push(v));
-  }
-  if (enabled.has('ResourceQuota')) {
-    const rq = new ResourceQuotaAdmission(
-      () => registry.get('/v1/resourcequotas')!,
-      (r) => {
-        const [g, res] = r.split('/');
-        return [...registry.entries()].find(([k, st]) => st.def.group === g && st.def.resource === res && k.endsWith(`/${res}`))?.[1];
-      },
-    );
-    everyResource.push((st) => {
-      if (st.def.namespaced) chain(st).validating.push(rq);
-    });
-  }
-  for (const st of registry.values()) for (const attach of everyResource) attach(st);
   const crdController = new CrdController({
     crds: registry.get('apiextensions.k8s.io/v1/customresourcedefinitions')!,
     catalog,
@@ -308,6 +186,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     },
     ...(opts.logger ? { logger: opts.logger } : {}),
   });
+  const aggregation = setupAggregation(registry, catalog, opts.aggregation ?? {}, opts.logger || undefined);
   metrics.watchersGauge(() => [...cachers.values()].map((c) => ({ resource: c.prefix.split('/')[2] ?? '', count: c.watcherCount })));
 
   // ---- request filters -----------------------------------------------------------
@@ -336,11 +215,12 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   // ---- routes: encapsulated plugins ----------------------------------------------
   const advertiseAddress = opts.advertiseAddress ?? '127.0.0.1:6443';
   app.register(systemRoutes, { storage, metrics });
-  app.register(discoveryRoutes, { advertiseAddress, catalog });
+  app.register(discoveryRoutes, { advertiseAddress, catalog: aggregation.discovery });
   app.register(openapiRoutes, { catalog });
   if (apf) app.register(apfDebugRoutes, { flowControl: apf.flowControl });
   app.register(apiRoutes, {
     catalog,
+    aggregation: aggregation.proxy,
     deps: {
       registry,
       storage,
@@ -374,8 +254,11 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
     crdController.start();
+    await publishAuthentication(registry, opts.tls?.clientCA, opts.aggregation?.requestHeader);
+    aggregation.aggregator.start();
   });
   app.addHook('preClose', async () => {
+    aggregation.aggregator.stop();
     await crdController.stop();
     for (const u of unsubscribe) u();
     apf?.stop();

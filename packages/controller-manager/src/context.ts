@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { EventRecorder, InformerFactory, RestClient } from '@kubeling/client';
+import type { HPASettings } from './controllers/podautoscaler/controller.js';
 
 export interface ControllerContext {
   client: RestClient;
@@ -27,6 +28,8 @@ export interface ControllerContext {
   serviceAccountKeyPem?: string;
   /** The cluster CA (PEM) token Secrets carry; the client's CA when absent. */
   rootCAPem?: string;
+  /** The horizontal pod autoscaler's timing and tolerance (--horizontal-pod-autoscaler-*), and an injected metrics source for tests. */
+  hpa?: Partial<HPASettings>;
 }
 
 export interface CSRSigningSettings {

@@ -9,6 +9,9 @@
  *   --service-account-private-key-file=PATH  --root-ca-file=PATH  (legacy token Secrets)
  *   --node-monitor-grace-period=50s --node-monitor-period=5s --terminated-pod-gc-threshold=12500
  *   --cluster-signing-cert-file=PATH --cluster-signing-key-file=PATH --cluster-signing-duration=8760h  (CSR signing)
+ *   --horizontal-pod-autoscaler-sync-period=15s --horizontal-pod-autoscaler-tolerance=0.1
+ *   --horizontal-pod-autoscaler-downscale-stabilization=5m --horizontal-pod-autoscaler-cpu-initialization-period=5m
+ *   --horizontal-pod-autoscaler-initial-readiness-delay=30s
  *
  * The common flags, health, leader election and signals are the component
  * shell's (`runComponent`); this file adds the controller-manager's own flags.
@@ -32,6 +35,11 @@ runComponent({
     'cluster-signing-cert-file': { type: 'string' },
     'cluster-signing-key-file': { type: 'string' },
     'cluster-signing-duration': { type: 'string', default: '8760h' },
+    'horizontal-pod-autoscaler-sync-period': { type: 'string', default: '15s' },
+    'horizontal-pod-autoscaler-tolerance': { type: 'string', default: '0.1' },
+    'horizontal-pod-autoscaler-downscale-stabilization': { type: 'string', default: '5m' },
+    'horizontal-pod-autoscaler-cpu-initialization-period': { type: 'string', default: '5m' },
+    'horizontal-pod-autoscaler-initial-readiness-delay': { type: 'string', default: '30s' },
   },
   errorStack: true,
   create: (options, values) =>
@@ -42,6 +50,13 @@ runComponent({
       nodeMonitorGracePeriodMs: duration(values['node-monitor-grace-period']),
       nodeMonitorPeriodMs: duration(values['node-monitor-period']),
       podGC: { terminatedThreshold: Number(values['terminated-pod-gc-threshold']) },
+      hpa: {
+        syncPeriodMs: duration(values['horizontal-pod-autoscaler-sync-period']),
+        tolerance: Number(values['horizontal-pod-autoscaler-tolerance']),
+        downscaleStabilizationMs: duration(values['horizontal-pod-autoscaler-downscale-stabilization']),
+        cpuInitializationPeriodMs: duration(values['horizontal-pod-autoscaler-cpu-initialization-period']),
+        initialReadinessDelayMs: duration(values['horizontal-pod-autoscaler-initial-readiness-delay']),
+      },
       ...(values['service-account-private-key-file'] ? { serviceAccountKeyPem: readFileSync(values['service-account-private-key-file'], 'utf8') } : {}),
       ...(values['root-ca-file'] ? { rootCAPem: readFileSync(values['root-ca-file'], 'utf8') } : {}),
       // The CSR signer runs only with a CA to sign with, as upstream's csrsigning.

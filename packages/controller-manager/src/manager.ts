@@ -9,6 +9,7 @@ import { Gauge, type Registry } from 'prom-client';
 import { EventRecorder, InformerFactory, type RestClient } from '@kubeling/client';
 import { ComponentShell, type ComponentOptions } from '@kubeling/component-helpers';
 import type { Controller, CSRCleanerSettings, CSRSigningSettings, PodGCSettings } from './context.js';
+import type { HPASettings } from './controllers/podautoscaler/controller.js';
 import { selectControllers } from './controllers/index.js';
 
 export interface ManagerOptions extends ComponentOptions {
@@ -23,6 +24,8 @@ export interface ManagerOptions extends ComponentOptions {
   serviceAccountKeyPem?: string;
   /** PEM of the cluster CA put in token Secrets (--root-ca-file); the client's CA when left out. */
   rootCAPem?: string;
+  /** The horizontal pod autoscaler's settings (--horizontal-pod-autoscaler-*); tests also inject its metrics source. */
+  hpa?: Partial<HPASettings>;
 }
 
 export class ControllerManager {
@@ -84,6 +87,7 @@ export class ControllerManager {
       ...(this.o.csrCleaner ? { csrCleaner: this.o.csrCleaner } : {}),
       ...(this.o.serviceAccountKeyPem ? { serviceAccountKeyPem: this.o.serviceAccountKeyPem } : {}),
       ...(this.o.rootCAPem ? { rootCAPem: this.o.rootCAPem } : {}),
+      ...(this.o.hpa ? { hpa: this.o.hpa } : {}),
     };
     this.running = selectControllers(this.o.controllers).map((d) => d.create(ctx));
     for (const c of this.running) c.init();

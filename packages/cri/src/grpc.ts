@@ -10,6 +10,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import {
   CriError,
   type Container,
+  type ContainerStats,
+  type ContainerStatsFilter,
   type ContainerStatus,
   type CriRuntime,
   type AttachRequest,
@@ -18,6 +20,8 @@ import {
   type Image,
   type ImageSpec,
   type PodSandbox,
+  type PodSandboxStats,
+  type PodSandboxStatsFilter,
   type PodSandboxStatus,
   type RuntimeCondition,
   type VersionResponse,
@@ -137,6 +141,18 @@ export class GrpcRuntime implements CriRuntime {
   async removeImage(image: ImageSpec) {
     await this.call(this.img, 'RemoveImage', { image });
   }
+  async containerStats(id: string): Promise<ContainerStats> {
+    return (await this.call<{ stats: ContainerStats }>(this.rt, 'ContainerStats', { container_id: id })).stats;
+  }
+  async listContainerStats(filter?: ContainerStatsFilter): Promise<ContainerStats[]> {
+    return (await this.call<{ stats?: ContainerStats[] }>(this.rt, 'ListContainerStats', filter ? { filter } : {})).stats ?? [];
+  }
+  async podSandboxStats(id: string): Promise<PodSandboxStats> {
+    return (await this.call<{ stats: PodSandboxStats }>(this.rt, 'PodSandboxStats', { pod_sandbox_id: id })).stats;
+  }
+  async listPodSandboxStats(filter?: PodSandboxStatsFilter): Promise<PodSandboxStats[]> {
+    return (await this.call<{ stats?: PodSandboxStats[] }>(this.rt, 'ListPodSandboxStats', filter ? { filter } : {})).stats ?? [];
+  }
   close(): void {
     this.rt.close();
     this.img.close();
@@ -171,6 +187,10 @@ export async function serveCri(runtime: CriRuntime, endpoint: string): Promise<C
     ExecSync: wrap(async (q) => r.execSync(q.container_id, q.cmd, Number(q.timeout))),
     Exec: wrap(async (q) => r.exec({ container_id: q.container_id, cmd: q.cmd ?? [], tty: !!q.tty, stdin: !!q.stdin, stdout: !!q.stdout, stderr: !!q.stderr })),
     Attach: wrap(async (q) => r.attach({ container_id: q.container_id, tty: !!q.tty, stdin: !!q.stdin, stdout: !!q.stdout, stderr: !!q.stderr })),
+    ContainerStats: wrap(async (q) => ({ stats: await r.containerStats(q.container_id) })),
+    ListContainerStats: wrap(async (q) => ({ stats: await r.listContainerStats(q.filter ?? undefined) })),
+    PodSandboxStats: wrap(async (q) => ({ stats: await r.podSandboxStats(q.pod_sandbox_id) })),
+    ListPodSandboxStats: wrap(async (q) => ({ stats: await r.listPodSandboxStats(q.filter ?? undefined) })),
   });
   server.addService(Image.service, {
     ListImages: wrap(async () => ({ images: await r.listImages() })),

@@ -91,6 +91,18 @@ export interface ContainerConfig {
   stdin?: boolean;
   stdin_once?: boolean;
   tty?: boolean;
+  /** Resources as the kubelet computes them from requests and limits (shares 1024 a core, quota per period in µs). */
+  linux?: { resources?: LinuxContainerResources };
+}
+
+export interface LinuxContainerResources {
+  cpu_period?: Int64;
+  cpu_quota?: Int64;
+  cpu_shares?: Int64;
+  memory_limit_in_bytes?: Int64;
+  oom_score_adj?: Int64;
+  cpuset_cpus?: string;
+  cpuset_mems?: string;
 }
 
 export interface Container {
@@ -166,6 +178,103 @@ export interface ExecSyncResponse {
   exit_code: number;
 }
 
+// ---- stats --------------------------------------------------------------------
+
+/** CRI's wrapper of an optional uint64 (absent: not measured). Decoded values are decimal strings. */
+export interface UInt64Value {
+  value: Int64;
+}
+
+/** Cumulative CPU (core-nanoseconds) and, when the runtime computes it, the current rate (nanocores). */
+export interface CpuUsage {
+  /** Nanoseconds since the epoch when it was measured. */
+  timestamp: Int64;
+  usage_core_nano_seconds?: UInt64Value | null;
+  usage_nano_cores?: UInt64Value | null;
+}
+
+export interface MemoryUsage {
+  timestamp: Int64;
+  working_set_bytes?: UInt64Value | null;
+  available_bytes?: UInt64Value | null;
+  usage_bytes?: UInt64Value | null;
+  rss_bytes?: UInt64Value | null;
+  page_faults?: UInt64Value | null;
+  major_page_faults?: UInt64Value | null;
+}
+
+export interface FilesystemUsage {
+  timestamp: Int64;
+  fs_id?: { mountpoint: string } | null;
+  used_bytes?: UInt64Value | null;
+  inodes_used?: UInt64Value | null;
+}
+
+export interface ContainerAttributes {
+  id: string;
+  metadata: ContainerMetadata;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface ContainerStats {
+  attributes: ContainerAttributes;
+  cpu?: CpuUsage | null;
+  memory?: MemoryUsage | null;
+  writable_layer?: FilesystemUsage | null;
+}
+
+export interface ContainerStatsFilter {
+  id?: string;
+  pod_sandbox_id?: string;
+  label_selector?: Record<string, string>;
+}
+
+export interface NetworkInterfaceUsage {
+  name: string;
+  rx_bytes?: UInt64Value | null;
+  rx_errors?: UInt64Value | null;
+  tx_bytes?: UInt64Value | null;
+  tx_errors?: UInt64Value | null;
+}
+
+export interface NetworkUsage {
+  timestamp: Int64;
+  default_interface?: NetworkInterfaceUsage | null;
+  interfaces?: NetworkInterfaceUsage[];
+}
+
+export interface ProcessUsage {
+  timestamp: Int64;
+  process_count?: UInt64Value | null;
+}
+
+export interface PodSandboxAttributes {
+  id: string;
+  metadata: PodSandboxMetadata;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+/** A pod's usage (its cgroup on containerd) and its containers'. */
+export interface LinuxPodSandboxStats {
+  cpu?: CpuUsage | null;
+  memory?: MemoryUsage | null;
+  network?: NetworkUsage | null;
+  process?: ProcessUsage | null;
+  containers?: ContainerStats[];
+}
+
+export interface PodSandboxStats {
+  attributes: PodSandboxAttributes;
+  linux?: LinuxPodSandboxStats | null;
+}
+
+export interface PodSandboxStatsFilter {
+  id?: string;
+  label_selector?: Record<string, string>;
+}
+
 /**
  * The runtime as the kubelet drives it: one method per CRI call it uses. The
  * gRPC client implements it against any CRI server; kubeling's runtime
@@ -207,6 +316,14 @@ export interface CriRuntime {
   imageStatus(image: ImageSpec): Promise<Image | undefined>;
   pullImage(image: ImageSpec, sandboxConfig?: PodSandboxConfig): Promise<string>;
   removeImage(image: ImageSpec): Promise<void>;
+  /** Stats of one container (NOT_FOUND if unknown). */
+  containerStats(id: string): Promise<ContainerStats>;
+  /** Stats of the running containers the filter selects. */
+  listContainerStats(filter?: ContainerStatsFilter): Promise<ContainerStats[]>;
+  /** Stats of one pod sandbox and its containers (NOT_FOUND if unknown). */
+  podSandboxStats(id: string): Promise<PodSandboxStats>;
+  /** Stats of the pod sandboxes the filter selects. Runtimes older than CRI v1's stats may answer UNIMPLEMENTED. */
+  listPodSandboxStats(filter?: PodSandboxStatsFilter): Promise<PodSandboxStats[]>;
   close?(): void;
 }
 

@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startTestEnv, type TestEnv } from '@kubeling/testenv';
+import { execFile } from 'node:child_process';
 import { run } from './cli.js';
+import { realKubectl } from '../test/compare.js';
 
 let env: TestEnv;
 let dir: string;
@@ -252,4 +254,38 @@ test('diff -f: a unified diff of live and dry-run-merged objects, exit 1 on diff
   assert.match(changed.out, /^- {2}replicas: 2$/m);
   assert.match(changed.out, /^\+ {2}replicas: 3$/m);
   assert.equal(JSON.parse((await k('get', 'deploy', 'differ', '-o', 'json')).out).spec.replicas, 2);
+});
+
+test('autoscale makes an autoscaling/v2 HPA the apiserver keeps; describe hpa prints it as the real kubectl does', async () => {
+  const f = join(dir, 'autoscaled.yaml');
+  writeFileSync(
+    f,
+    'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: busy}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: busy}}\n  template:\n    metadata: {labels: {app: busy}}\n    spec: {containers: [{name: c, image: nginx}]}\n',
+  );
+  const made = await k('create', '-f', f);
+  assert.equal(made.code, 0, made.err);
+  const a = await k('autoscale', 'deployment', 'busy', '--min=2', '--max=5', '--cpu-percent=50');
+  assert.deepEqual(a, { code: 0, out: 'horizontalpodautoscaler.autoscaling/busy autoscaled\n', err: '' });
+  const hpa = JSON.parse((await k('get', 'hpa', 'busy', '-o', 'json')).out);
+  assert.equal(hpa.apiVersion, 'autoscaling/v2');
+  assert.deepEqual(hpa.spec.metrics, [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }]);
+  assert.deepEqual([hpa.spec.minReplicas, hpa.spec.maxReplicas, hpa.spec.scaleTargetRef], [2, 5, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'busy' }]);
+  const again = await k('autoscale', 'deployment', 'busy', '--max=5');
+  assert.equal(again.err, 'Error from server (AlreadyExists): horizontalpodautoscalers.autoscaling "busy" already exists\n');
+  const d = await k('describe', 'hpa', 'busy');
+  assert.equal(d.code, 0, d.err);
+  assert.match(d.out, /^Reference: +Deployment\/busy$/m);
+  assert.match(d.out, /^ {2}resource cpu on pods {2}\(as a percentage of request\): +<unknown> \/ 50%$/m);
+  assert.match(d.out, /^Min replicas: +2\nMax replicas: +5\n/m);
+  if (realKubectl) {
+    const real = await new Promise<string>((resolve) =>
+      execFile(
+        realKubectl!,
+        [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(dir, 'real-cache')}`, 'describe', 'hpa', 'busy'],
+        { env: { ...process.env, HOME: dir } },
+        (_e, out) => resolve(String(out)),
+      ),
+    );
+    assert.equal(d.out, real);
+  }
 });

@@ -9,6 +9,7 @@ import { Ctx, type IO } from './ctx.js';
 import { parseArgs, UsageError } from './flags.js';
 import { apply } from './commands/apply.js';
 import { auth } from './commands/auth.js';
+import { autoscale } from './commands/autoscale.js';
 import { config } from './commands/config.js';
 import { createFromFiles, createGenerator, expose, replace, run as runCmd } from './commands/create.js';
 import { del } from './commands/delete.js';
@@ -20,6 +21,7 @@ import { get } from './commands/get.js';
 import { apiResources, apiVersions, clusterInfo, logs, version } from './commands/misc.js';
 import { edit, labelOrAnnotate, patch, scale, setImage } from './commands/modify.js';
 import { rollout } from './commands/rollout.js';
+import { top } from './commands/top.js';
 import { wait } from './commands/wait.js';
 import { PathSegmentError } from './discovery.js';
 import { jsonpath } from '@kubeling/apimachinery';
@@ -56,6 +58,7 @@ const COMMANDS: Record<string, Command> = {
   label: (ctx, args) => labelOrAnnotate(ctx, 'label', args),
   annotate: (ctx, args) => labelOrAnnotate(ctx, 'annotate', args),
   scale,
+  autoscale,
   set: (ctx, [sub, ...args]) => {
     if (sub !== 'image') throw new UsageError(`error: unknown command "${sub ?? ''}" for "kubectl set"\nAvailable Commands: image`);
     return setImage(ctx, args);
@@ -68,6 +71,7 @@ const COMMANDS: Record<string, Command> = {
   explain,
   auth,
   config,
+  top,
 };
 
 const HELP = `kubectl controls the Kubernetes cluster manager (kubeling's kubectl).
@@ -75,9 +79,9 @@ const HELP = `kubectl controls the Kubernetes cluster manager (kubeling's kubect
 Basic Commands:
   create, expose, run, set image, explain, get, edit, delete, replace
 Deploy Commands:
-  rollout status|history|undo|restart|pause|resume, scale
+  rollout status|history|undo|restart|pause|resume, scale, autoscale
 Cluster Management Commands:
-  cluster-info
+  cluster-info, top node|pod
 Troubleshooting and Debugging Commands:
   describe, logs, exec, attach, auth can-i, auth whoami
 Advanced Commands:

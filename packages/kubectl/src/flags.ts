@@ -100,6 +100,14 @@ export interface Flags {
   subresource?: string;
   help: boolean;
   verbosity?: string;
+  // top, autoscale
+  containers: boolean;
+  sum: boolean;
+  showCapacity: boolean;
+  useProtocolBuffers?: boolean;
+  min?: string;
+  max?: string;
+  cpuPercent?: string;
 }
 
 type Kind = 'string' | 'list' | 'bool';
@@ -192,6 +200,14 @@ const table: [names: string[], key: keyof Flags, kind: Kind][] = [
   [['--verbs'], 'verbs', 'list'],
   [['--subresource'], 'subresource', 'string'],
   [['--help', '-h'], 'help', 'bool'],
+  [['--containers'], 'containers', 'bool'],
+  [['--sum'], 'sum', 'bool'],
+  [['--show-capacity'], 'showCapacity', 'bool'],
+  // The metrics API is read as JSON whatever this says; the output is the same.
+  [['--use-protocol-buffers'], 'useProtocolBuffers', 'bool'],
+  [['--min'], 'min', 'string'],
+  [['--max'], 'max', 'string'],
+  [['--cpu-percent'], 'cpuPercent', 'string'],
   // Log verbosity: accepted for habit's sake; this kubectl logs nothing at any level.
   [['--v', '-v'], 'verbosity', 'string'],
 ];
@@ -240,6 +256,9 @@ export function emptyFlags(): Flags {
     quiet: false,
     verbs: [],
     help: false,
+    containers: false,
+    sum: false,
+    showCapacity: false,
   };
 }
 

@@ -16,6 +16,7 @@ import { defaultCapacity, NodeManager } from './node.js';
 import { LABEL_POD_UID, PodManager } from './pods.js';
 import type { Taint } from './kinds.js';
 import { KubeletServer } from './server.js';
+import { StatsProvider, type RuntimeLists } from './stats.js';
 
 export interface KubeletOptions {
   config: ClientConfig;
@@ -51,6 +52,7 @@ export class Kubelet {
   readonly metrics = new Registry();
   readonly node: NodeManager;
   readonly pods: PodManager;
+  readonly stats: StatsProvider;
   private readonly server: KubeletServer;
   private informer: Informer | undefined;
   private plegTimer: NodeJS.Timeout | undefined;
@@ -110,10 +112,12 @@ export class Kubelet {
       help: 'Relists of the runtime by the pod lifecycle event generator.',
       registers: [this.metrics],
     });
+    this.stats = new StatsProvider({ nodeName: o.nodeName, runtime: this.runtime, lists: () => this.relisted });
     this.server = new KubeletServer({
       pods: this.pods,
       runtime: this.runtime,
       metrics: this.metrics,
+      stats: this.stats,
       address: o.address ?? '127.0.0.1',
       port: o.port ?? 10250,
       ...(o.tls ? { tls: o.tls } : {}),
@@ -122,6 +126,8 @@ export class Kubelet {
   }
 
   private readonly plegRelist: Counter;
+  /** The runtime's lists as the last relist saw them, for the stats. */
+  private relisted: RuntimeLists | undefined;
 
   async start(): Promise<void> {
     await this.pods.init();
@@ -150,14 +156,17 @@ export class Kubelet {
       this.plegRelist.inc();
       const next = new Map<string, string>();
       const changed = new Set<string>();
-      for (const c of await this.runtime.listContainers()) {
+      const containers = await this.runtime.listContainers();
+      for (const c of containers) {
         const uid = c.labels?.[LABEL_POD_UID];
         if (!uid) continue;
         next.set(c.id, `${uid}|${c.state}`);
         if (this.lastStates.get(c.id) !== `${uid}|${c.state}`) changed.add(uid);
       }
       for (const [id, v] of this.lastStates) if (!next.has(id)) changed.add(v.split('|')[0]!);
-      for (const sb of await this.runtime.listPodSandbox()) {
+      const sandboxes = await this.runtime.listPodSandbox();
+      this.relisted = { sandboxes, containers };
+      for (const sb of sandboxes) {
         const uid = sb.labels?.[LABEL_POD_UID];
         const key = `sandbox:${sb.id}`;
         if (!uid) continue;

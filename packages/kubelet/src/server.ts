@@ -1,6 +1,6 @@
 /**
  * The kubelet's HTTP server (kubernetes pkg/kubelet/server): /healthz, /pods,
- * /metrics, and /containerLogs/<namespace>/<pod>/<container> with follow,
+ * /metrics, /stats/summary and /metrics/resource (stats.ts), and /containerLogs/<namespace>/<pod>/<container> with follow,
  * tailLines, sinceSeconds, limitBytes, previous and timestamps — the endpoint
  * behind the apiserver's pods/log — and /exec and /attach/<namespace>/<pod>/<container>,
  * a WebSocket bridged to the runtime's streaming server (the URL CRI Exec
@@ -19,11 +19,14 @@ import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/c
 import type { Registry } from 'prom-client';
 import { LABEL_CONTAINER_NAME, LABEL_POD_UID, type PodManager } from './pods.js';
 import { servePodPortForward } from './portforward.js';
+import { serveStats, type StatsProvider } from './stats.js';
 
 export interface KubeletServerOptions {
   pods: PodManager;
   runtime: CriRuntime;
   metrics: Registry;
+  /** Resource usage for /stats/summary and /metrics/resource. */
+  stats?: StatsProvider;
   address: string;
   port: number;
   /**
@@ -183,6 +186,7 @@ export class KubeletServer {
       res.writeHead(200, { 'content-type': this.o.metrics.contentType }).end(await this.o.metrics.metrics());
       return;
     }
+    if (this.o.stats && (url.pathname === '/stats/summary' || url.pathname === '/metrics/resource')) return serveStats(this.o.stats, url, res);
     if (url.pathname === '/pods' || url.pathname === '/pods/') {
       res
         .writeHead(200, { 'content-type': 'application/json' })

@@ -205,5 +205,31 @@ export async function ensureClusterPKI(dir: string, clients: Record<string, { cn
   };
 }
 
+/**
+ * The front proxy's PKI under `dir` (kubeadm's front-proxy-ca and
+ * front-proxy-client), made once: a CA of its own, whose client certificate
+ * the aggregation layer presents to extension servers. They trust requests
+ * signed by it to carry the user in X-Remote-User, so it must not be the
+ * cluster CA, whose clients are users themselves.
+ */
+export async function ensureFrontProxyPKI(dir: string): Promise<{ ca: string; clientCert: string; clientKey: string }> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const f = (n: string) => join(dir, n);
+  let ca: CA;
+  if (existsSync(f('front-proxy-ca.crt')) && existsSync(f('front-proxy-ca.key')))
+    ca = await loadCA(readFileSync(f('front-proxy-ca.crt'), 'utf8'), readFileSync(f('front-proxy-ca.key'), 'utf8'));
+  else {
+    ca = await createCA('front-proxy-ca');
+    writeFileSync(f('front-proxy-ca.crt'), ca.certPem, { mode: 0o644 });
+    writeFileSync(f('front-proxy-ca.key'), ca.keyPem, { mode: 0o600 });
+  }
+  if (!existsSync(f('front-proxy-client.crt'))) {
+    const c = await issue(ca, { commonName: 'front-proxy-client', usage: 'client' });
+    writeFileSync(f('front-proxy-client.crt'), c.certPem, { mode: 0o644 });
+    writeFileSync(f('front-proxy-client.key'), c.keyPem, { mode: 0o600 });
+  }
+  return { ca: f('front-proxy-ca.crt'), clientCert: f('front-proxy-client.crt'), clientKey: f('front-proxy-client.key') };
+}
+
 // Certificate signing requests and the certificates issued for them (the certificates API).
 export * from './csr.js';

@@ -17,7 +17,8 @@
  *
  * This class keeps the bookkeeping of sandboxes and containers; a container's
  * process is `process.ts`, exec and attach `exec.ts` (streamed by
- * `streaming.ts`), images `images.ts`, pod IPs `ippool.ts`.
+ * `streaming.ts`), images `images.ts`, pod IPs `ippool.ts`, usage `stats.ts`
+ * (measured from /proc for processes, synthetic for the hollow backend).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -30,6 +31,8 @@ import {
   type Container,
   type ContainerConfig,
   type ContainerFilter,
+  type ContainerStats,
+  type ContainerStatsFilter,
   type ContainerStatus,
   type CriRuntime,
   type AttachRequest,
@@ -40,6 +43,8 @@ import {
   type PodSandbox,
   type PodSandboxConfig,
   type PodSandboxFilter,
+  type PodSandboxStats,
+  type PodSandboxStatsFilter,
   type PodSandboxStatus,
   type RuntimeCondition,
 } from '@kubeling/cri';
@@ -47,6 +52,7 @@ import { attachSession, execSession, execSync } from './exec.js';
 import { catalogImage, ImageStore, parseImageRef } from './images.js';
 import { IpPool } from './ippool.js';
 import { markExited, startProcess, stopProcess, type Ctr } from './process.js';
+import { StatsCollector, type SandboxInfo } from './stats.js';
 import { StreamingServer, type ExecSession, type StreamRequest } from './streaming.js';
 
 export interface RuntimeOptions {
@@ -85,10 +91,12 @@ export class KubelingRuntime implements CriRuntime {
   private readonly containers = new Map<string, Ctr>();
   private readonly images = new ImageStore();
   private readonly ips: IpPool;
+  private readonly stats: StatsCollector;
   private readonly streaming = new StreamingServer((r) => (r.kind === 'exec' ? this.startExec(r.req) : this.startAttach(r.req)));
 
   constructor(private readonly o: RuntimeOptions) {
     this.ips = new IpPool(o.podCIDR);
+    this.stats = new StatsCollector(o.backend);
     mkdirSync(o.root, { recursive: true });
   }
 
@@ -362,6 +370,43 @@ export class KubelingRuntime implements CriRuntime {
       return { onStdout: () => undefined, onStderr: () => undefined, exited: Promise.resolve(0), kill: () => undefined };
     }
     return execSession(c, req);
+  }
+
+  // ---- stats (stats.ts) ------------------------------------------------------------
+
+  async containerStats(id: string): Promise<ContainerStats> {
+    return this.stats.containers([this.ctr(id)])[0]!;
+  }
+
+  /** Running containers only, as CRI defines ListContainerStats. */
+  async listContainerStats(filter?: ContainerStatsFilter): Promise<ContainerStats[]> {
+    const ctrs = [...this.containers.values()].filter(
+      (c) =>
+        c.state === 'CONTAINER_RUNNING' &&
+        (!filter?.id || c.id === filter.id) &&
+        (!filter?.pod_sandbox_id || c.sandboxId === filter.pod_sandbox_id) &&
+        matchLabels(filter?.label_selector, c.config.labels),
+    );
+    return this.stats.containers(ctrs);
+  }
+
+  private sandboxInfo(s: Sandbox): SandboxInfo {
+    return { id: s.id, metadata: s.config.metadata, labels: s.config.labels ?? {}, annotations: s.config.annotations ?? {}, pausePid: s.pause?.pid };
+  }
+
+  async podSandboxStats(id: string): Promise<PodSandboxStats> {
+    return this.stats.sandboxes([this.sandboxInfo(this.sandbox(id))], [...this.containers.values()])[0]!;
+  }
+
+  /** Ready sandboxes only: a stopped one has no process left to measure. */
+  async listPodSandboxStats(filter?: PodSandboxStatsFilter): Promise<PodSandboxStats[]> {
+    const sbs = [...this.sandboxes.values()].filter(
+      (s) => s.state === 'SANDBOX_READY' && (!filter?.id || s.id === filter.id) && matchLabels(filter?.label_selector, s.config.labels),
+    );
+    return this.stats.sandboxes(
+      sbs.map((s) => this.sandboxInfo(s)),
+      [...this.containers.values()],
+    );
   }
 
   // ---- images ---------------------------------------------------------------------

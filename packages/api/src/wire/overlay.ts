@@ -349,6 +349,52 @@ export const overlay: WireOverlay = {
       },
     },
     {
+      // autoscaling/v2 (1.23): autoscaling/v2beta2's layout (aliased below), except what differs: currentReplicas and
+      // conditions omitempty, and HPAScalingRules.tolerance (1.33); the structs naming those are restated here.
+      key: 'autoscaling/v2',
+      group: 'autoscaling',
+      version: 'v2',
+      kinds: ['HorizontalPodAutoscaler', 'HorizontalPodAutoscalerList'],
+      structs: {
+        HorizontalPodAutoscaler: [
+          ['', 'meta/v1.TypeMeta', 'i'],
+          ['metadata', 'meta/v1.ObjectMeta', 'o', 1, B],
+          ['spec', 'autoscaling/v2.HorizontalPodAutoscalerSpec', 'o', 2, B],
+          ['status', 'autoscaling/v2.HorizontalPodAutoscalerStatus', 'o', 3, B],
+        ],
+        HorizontalPodAutoscalerList: [
+          ['', 'meta/v1.TypeMeta', 'i'],
+          ['metadata', 'meta/v1.ListMeta', 'o', 1, B],
+          ['items', '[]autoscaling/v2.HorizontalPodAutoscaler', '', 2, B],
+        ],
+        HorizontalPodAutoscalerSpec: [
+          ['scaleTargetRef', 'autoscaling/v2.CrossVersionObjectReference', '', 1, B],
+          ['minReplicas', '*int32', 'o', 2, V],
+          ['maxReplicas', 'int32', '', 3, V],
+          ['metrics', '[]autoscaling/v2.MetricSpec', 'o', 4, B],
+          ['behavior', '*autoscaling/v2.HorizontalPodAutoscalerBehavior', 'o', 5, B],
+        ],
+        HorizontalPodAutoscalerBehavior: [
+          ['scaleUp', '*autoscaling/v2.HPAScalingRules', 'o', 1, B],
+          ['scaleDown', '*autoscaling/v2.HPAScalingRules', 'o', 2, B],
+        ],
+        HPAScalingRules: [
+          ['stabilizationWindowSeconds', '*int32', 'o', 3, V],
+          ['selectPolicy', '*string', 'o', 1, B],
+          ['policies', '[]autoscaling/v2.HPAScalingPolicy', 'o', 2, B],
+          ['tolerance', '*resource.Quantity', 'o', 4, B],
+        ],
+        HorizontalPodAutoscalerStatus: [
+          ['observedGeneration', '*int64', 'o', 1, V],
+          ['lastScaleTime', '*meta/v1.Time', 'o', 2, B],
+          ['currentReplicas', 'int32', 'o', 3, V],
+          ['desiredReplicas', 'int32', '', 4, V],
+          ['currentMetrics', '[]autoscaling/v2.MetricStatus', '', 5, B],
+          ['conditions', '[]autoscaling/v2.HorizontalPodAutoscalerCondition', 'o', 6, B],
+        ],
+      },
+    },
+    {
       // networking.k8s.io/v1: IngressClassParametersReference (1.21), IPAddress and ServiceCIDR (1.33).
       key: 'networking/v1',
       group: 'networking.k8s.io',
@@ -401,6 +447,7 @@ export const overlay: WireOverlay = {
     'policy/v1': ['policy/v1beta1'],
     'discovery/v1': ['discovery/v1beta1'],
     'flowcontrol/v1': ['flowcontrol/v1beta1'],
+    'autoscaling/v2': ['autoscaling/v2beta2'],
   },
   apiVersions: {
     'policy/v1': 'policy/v1',

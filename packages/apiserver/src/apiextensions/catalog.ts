@@ -6,7 +6,7 @@
  * apiextensions-apiserver's discovery controller and crdHandler, behind the
  * aggregator's merged discovery).
  */
-import { GROUP_ORDER, type GroupVersion, type ResourceDef, resources as builtins } from '@kubeling/api';
+import { compareKubeAwareVersions, GROUP_ORDER, type GroupVersion, type ResourceDef, resources as builtins } from '@kubeling/api';
 import type { CustomResourceDefinitionSpec, JSONSchemaProps } from './types.js';
 
 /** What the custom-resource machinery needs to serve one version of a CRD. */
@@ -34,23 +34,8 @@ export interface CustomResourceDef extends ResourceDef {
 
 export const isCustom = (def: ResourceDef): def is CustomResourceDef => 'crd' in def;
 
-/**
- * Kubernetes' version order (k8s.io/apimachinery/pkg/version CompareKubeAwareVersionStrings):
- * GA before beta before alpha, higher numbers first, then anything else alphabetically.
- */
-export function compareKubeAwareVersions(a: string, b: string): number {
-  const parse = (v: string) => {
-    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
-    if (!m) return undefined;
-    return { major: Number(m[1]), stage: m[2] === 'alpha' ? 0 : m[2] === 'beta' ? 1 : 2, minor: m[3] ? Number(m[3]) : 0 };
-  };
-  const pa = parse(a);
-  const pb = parse(b);
-  if (pa && pb) return pb.stage - pa.stage || pb.major - pa.major || pb.minor - pa.minor;
-  if (pa) return -1;
-  if (pb) return 1;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+/** Kubernetes' version order; the one definition is @kubeling/api's (groupVersions of the static table sorts by it too). */
+export { compareKubeAwareVersions };
 
 export class ResourceCatalog {
   private readonly custom = new Map<string, CustomResourceDef[]>();
@@ -72,15 +57,15 @@ export class ResourceCatalog {
     return this.all.find((r) => r.group === group && r.version === version && r.kind === kind);
   }
 
-  /** Served group-versions in discovery order: the built-in groups, then CRD groups by name, versions in Kubernetes' order. */
+  /** Served group-versions in discovery order: the built-in groups, then CRD groups by name; each group's versions in Kubernetes' order. */
   groupVersions(): GroupVersion[] {
     if (this.gvs) return this.gvs;
     const out: GroupVersion[] = [];
     const groups = [...GROUP_ORDER];
     const extra = [...new Set(this.all.map((r) => r.group))].filter((g) => !groups.includes(g)).sort();
     for (const g of [...groups, ...extra]) {
-      const versions = [...new Set(this.all.filter((r) => r.group === g).map((r) => r.version))];
-      if (extra.includes(g)) versions.sort(compareKubeAwareVersions);
+      // Every group's versions in Kubernetes' order, built-in ones too (autoscaling: v2 before v1, so v2 is preferred).
+      const versions = [...new Set(this.all.filter((r) => r.group === g).map((r) => r.version))].sort(compareKubeAwareVersions);
       for (const v of versions) out.push({ group: g, version: v });
     }
     this.gvs = out;

@@ -159,6 +159,11 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       ],
       { labels: { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
     ),
+    // Extension servers bound to it delegate authentication and authorization to this server.
+    clusterRole('system:auth-delegator', [
+      rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+      rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+    ]),
     clusterRole('system:basic-user', [
       rule(['create'], ['authorization.k8s.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
       rule(['create'], ['authentication.k8s.io'], ['selfsubjectreviews']),
@@ -258,6 +263,18 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['approve'], ['certificates.k8s.io'], ['signers'], [CSR_SIGNERS[1]!]),
       rule(['sign'], ['certificates.k8s.io'], ['signers'], [...CSR_SIGNERS, 'kubernetes.io/legacy-unknown']),
     ]),
+    // The horizontal-pod-autoscaler controller's own role (bootstrappolicy controller_policy.go), bound to its
+    // ServiceAccount as upstream binds it for --use-service-account-credentials; the one identity above holds it too.
+    clusterRole('system:controller:horizontal-pod-autoscaler', [
+      rule(['get', 'list', 'watch'], ['autoscaling'], ['horizontalpodautoscalers']),
+      rule(['update'], ['autoscaling'], ['horizontalpodautoscalers/status']),
+      rule(['get', 'update'], ['*'], ['*/scale']),
+      rule(['list'], [''], ['pods']),
+      rule(['list'], ['metrics.k8s.io'], ['pods']),
+      rule(['get', 'list'], ['custom.metrics.k8s.io'], ['*']),
+      rule(['get', 'list'], ['external.metrics.k8s.io'], ['*']),
+      rule(['create', 'update', 'patch'], ['', 'events.k8s.io'], ['events']),
+    ]),
     // Who may ask for kubelet client certificates, and approve them by signer (bootstrappolicy's CSR roles).
     clusterRole('system:node-bootstrapper', [rule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests'])]),
     clusterRole('system:certificates.k8s.io:certificatesigningrequests:nodeclient', [
@@ -294,6 +311,9 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRoleBinding('system:public-info-viewer', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
     clusterRoleBinding('system:kube-scheduler', 'system:kube-scheduler', [user('system:kube-scheduler')]),
     clusterRoleBinding('system:kube-controller-manager', 'system:kube-controller-manager', [user('system:kube-controller-manager')]),
+    clusterRoleBinding('system:controller:horizontal-pod-autoscaler', 'system:controller:horizontal-pod-autoscaler', [
+      { kind: 'ServiceAccount', name: 'horizontal-pod-autoscaler', namespace: 'kube-system' },
+    ]),
     clusterRoleBinding('system:node-proxier', 'system:node-proxier', [user('system:kube-proxy')]),
     clusterRoleBinding('system:kube-apiserver-kubelet-client', 'system:kubelet-api-admin', [user('kube-apiserver-kubelet-client')]),
   ];

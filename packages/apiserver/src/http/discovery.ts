@@ -6,9 +6,10 @@
  */
 import { apiVersionOf, type ResourceDef } from '@kubeling/api';
 import type { ResourceCatalog } from '../apiextensions/catalog.js';
+import { type RemoteGroup, remoteAPIGroup, remoteGroupDiscovery } from '../aggregator/discovery.js';
 
-/** What discovery reads: the resources served now. */
-export type Catalog = Pick<ResourceCatalog, 'resources' | 'groupVersions'>;
+/** What discovery reads: the resources served now, and the groups extension servers serve (the aggregation layer). */
+export type Catalog = Pick<ResourceCatalog, 'resources' | 'groupVersions'> & { remoteGroups?: () => RemoteGroup[] };
 
 export const AGGREGATED_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 export const AGGREGATED_V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
@@ -44,11 +45,15 @@ function groupEntry(cat: Catalog, group: string) {
 const namedGroups = (cat: Catalog) => [...new Set(cat.groupVersions().map((gv) => gv.group))].filter((g) => g !== '');
 
 export function apiGroupList(cat: Catalog) {
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: namedGroups(cat).map((g) => groupEntry(cat, g)) };
+  const remote = (cat.remoteGroups?.() ?? []).map(remoteAPIGroup);
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...namedGroups(cat).map((g) => groupEntry(cat, g)), ...remote] };
 }
 
 export function apiGroup(cat: Catalog, group: string) {
-  if (!namedGroups(cat).includes(group)) return undefined;
+  if (!namedGroups(cat).includes(group)) {
+    const remote = cat.remoteGroups?.().find((g) => g.group === group);
+    return remote ? { kind: 'APIGroup', apiVersion: 'v1', ...remoteAPIGroup(remote) } : undefined;
+  }
   return { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(cat, group) };
 }
 
@@ -104,23 +109,27 @@ function discoveryResource(r: ResourceDef) {
 /** `/api` (core only) or `/apis` (named groups) in aggregated form. */
 export function aggregatedDiscovery(cat: Catalog, which: 'core' | 'groups', version: 'v2' | 'v2beta1') {
   const groups = which === 'core' ? [''] : namedGroups(cat);
+  const remote = which === 'core' ? [] : (cat.remoteGroups?.() ?? []).map(remoteGroupDiscovery).filter((g) => g !== undefined);
   return {
     kind: 'APIGroupDiscoveryList',
     apiVersion: `apidiscovery.k8s.io/${version}`,
     metadata: {},
-    items: groups.map((g) => ({
-      metadata: g ? { name: g } : {},
-      versions: cat
-        .groupVersions()
-        .filter((gv) => gv.group === g)
-        .map((gv) => ({
-          version: gv.version,
-          freshness: 'Current',
-          resources: cat
-            .resources()
-            .filter((r) => r.group === g && r.version === gv.version)
-            .map(discoveryResource),
-        })),
-    })),
+    items: [
+      ...groups.map((g) => ({
+        metadata: g ? { name: g } : {},
+        versions: cat
+          .groupVersions()
+          .filter((gv) => gv.group === g)
+          .map((gv) => ({
+            version: gv.version,
+            freshness: 'Current',
+            resources: cat
+              .resources()
+              .filter((r) => r.group === g && r.version === gv.version)
+              .map(discoveryResource),
+          })),
+      })),
+      ...remote,
+    ],
   };
 }

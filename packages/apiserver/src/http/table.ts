@@ -17,8 +17,16 @@ import { groupPrinters } from './printers/groups.js';
 import { workloadPrinters } from './printers/workloads.js';
 import { flowcontrolPrinters } from './printers/flowcontrol.js';
 import { networkingPrinters } from './printers/networking.js';
+import { aggregatorPrinters } from '../aggregator/printer.js';
 
-const printers: Record<string, Printer> = { ...corePrinters, ...workloadPrinters, ...groupPrinters, ...flowcontrolPrinters, ...networkingPrinters };
+const printers: Record<string, Printer> = {
+  ...corePrinters,
+  ...workloadPrinters,
+  ...groupPrinters,
+  ...flowcontrolPrinters,
+  ...networkingPrinters,
+  ...aggregatorPrinters,
+};
 
 const DEFAULT_PRINTER: Printer = {
   columns: [NAME, col('Created At', 'CreationTimestamp is a timestamp representing the server time when this object was created.', { type: 'date' })],

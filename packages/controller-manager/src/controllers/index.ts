@@ -11,6 +11,7 @@ import { EndpointSliceController } from './endpointslice/controller.js';
 import { EndpointSliceMirroringController } from './endpointslicemirroring/controller.js';
 import { EphemeralVolumeController } from './ephemeralvolume/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
+import { HorizontalPodAutoscalerController } from './podautoscaler/controller.js';
 import { JobController } from './job/controller.js';
 import { NamespaceController } from './namespace/controller.js';
 import { NodeLifecycleController } from './nodelifecycle/controller.js';
@@ -38,6 +39,7 @@ const table: ControllerDescriptor[] = [
   { name: 'endpointslicemirroring', create: (ctx) => new EndpointSliceMirroringController(ctx) },
   { name: 'ephemeral-volume', create: (ctx) => new EphemeralVolumeController(ctx) },
   { name: 'garbagecollector', create: (ctx) => new GarbageCollector(ctx) },
+  { name: 'horizontalpodautoscaling', create: (ctx) => new HorizontalPodAutoscalerController(ctx, ctx.hpa) },
   { name: 'job', create: (ctx) => new JobController(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
   { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx, ctx.nodeMonitorGracePeriodMs, ctx.nodeMonitorPeriodMs) },

@@ -9,6 +9,7 @@ import { humanDuration } from '@kubeling/apimachinery';
 import { UsageError } from '../flags.js';
 import { type Ctx, apiVersionOf, pathOf, type Target } from '../ctx.js';
 import { asList, asNumber, asObject, asObjects, nested } from '../json.js';
+import { describeHpaV1, describeHpaV2, hpaV2 } from './describe-hpa.js';
 import { describeNode, describePod } from './describe-pod.js';
 import { Lines, annotationsShown, header, selectorText } from './describe-text.js';
 import { podTemplateText } from './rollout.js';
@@ -262,6 +263,12 @@ export async function describe(ctx: Ctx, args: string[]): Promise<number> {
           await ctx.getOrNull(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${o.metadata.name}`).catch(() => undefined),
         );
         break;
+      case 'HorizontalPodAutoscaler': {
+        const v2 = await hpaV2(ctx, o);
+        if (v2) describeHpaV2(d, v2);
+        else describeHpaV1(d, o);
+        break;
+      }
       case 'ConfigMap':
       case 'Secret':
         describeData(d, o);

@@ -7,6 +7,7 @@
 import type { coordinationv1, discoveryv1, policyv1, rbacv1, schedulingv1 } from '@kubeling/api';
 import { AGE, NAME, age, col, firstThree, printer, wide, type Column, type Printer } from './columns.js';
 import { admissionPolicyPrinters } from '../../registry/admissionregistration/printers.js';
+import { autoscalingPrinters } from '../../registry/autoscaling/printers.js';
 
 const BINDING_COLUMNS: Column[] = [
   NAME,
@@ -29,6 +30,7 @@ function bindingCells(b: rbacv1.RoleBinding | rbacv1.ClusterRoleBinding, now: nu
 
 export const groupPrinters: Record<string, Printer> = {
   ...admissionPolicyPrinters,
+  ...autoscalingPrinters,
   'discovery.k8s.io/endpointslices': printer<discoveryv1.EndpointSlice>(
     [
       NAME,

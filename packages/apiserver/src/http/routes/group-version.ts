@@ -14,6 +14,8 @@ import { methodNotAllowed, notFoundPath } from '@kubeling/apimachinery';
 import { apiResourceList } from '../discovery.js';
 import { parseRequestInfo, type RequestInfo } from '../request-info.js';
 import { handleResource, type HandlerContext } from '../resource-handler.js';
+import type { Aggregator } from '../../aggregator/controller.js';
+import { proxyToAPIService, type ProxyDeps } from '../../aggregator/proxy.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,12 +31,25 @@ interface GroupVersionOptions {
   catalog: ResourceCatalog;
   /** Absent when the prefix names them as parameters. */
   groupVersion?: { group: string; version: string };
+  /** The aggregation layer: group-versions an APIService hands to an extension server are proxied there. */
+  aggregation?: { aggregator: Aggregator } & ProxyDeps;
 }
 
 const RESOURCE_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps, catalog, groupVersion: gv }) => {
+const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps, catalog, groupVersion: gv, aggregation }) => {
   const opts = { ...deps.opts, upgraded: (req: FastifyRequest) => app.upgraded(req) };
+  if (aggregation) {
+    // Before any route of the parameterised prefix: what an extension server serves is proxied as it is.
+    app.addHook('preHandler', async (req, reply) => {
+      const { group, version } = req.params as { group: string; version: string };
+      const a = aggregation.aggregator.remote(group, version);
+      if (!a) return;
+      req.k8s = parseRequestInfo(req.method, req.url.split('?')[0]!, req.query as Record<string, string>);
+      await proxyToAPIService(req, reply, a, aggregation);
+      return reply;
+    });
+  }
   app.get('', async (req) => {
     const { group, version } = gv ?? (req.params as { group: string; version: string });
     const list = apiResourceList(catalog, group, version);
@@ -63,10 +78,13 @@ const groupVersion: FastifyPluginAsync<GroupVersionOptions> = async (app, { deps
 };
 
 /** Every group-version's routes, under its own prefix, then the catch-all for unknown ones. */
-export const apiRoutes: FastifyPluginAsync<{ deps: ResourceDeps; catalog: ResourceCatalog }> = async (app, { deps, catalog }) => {
+export const apiRoutes: FastifyPluginAsync<{ deps: ResourceDeps; catalog: ResourceCatalog; aggregation?: GroupVersionOptions['aggregation'] }> = async (
+  app,
+  { deps, catalog, aggregation },
+) => {
   // The built-in group-versions get routes of their own; CRDs' come and go behind the parameterised prefix.
   for (const gv of catalog.groupVersions()) {
     app.register(groupVersion, { prefix: gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`, deps, catalog, groupVersion: gv });
   }
-  app.register(groupVersion, { prefix: '/apis/:group/:version', deps, catalog });
+  app.register(groupVersion, { prefix: '/apis/:group/:version', deps, catalog, ...(aggregation ? { aggregation } : {}) });
 };

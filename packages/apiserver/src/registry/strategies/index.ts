@@ -16,12 +16,14 @@ import { ingressClassStrategy, ingressStrategy } from '../networking/ingresses.j
 import { ipAddressStrategy, networkPolicyStrategy, serviceCIDRStrategy } from '../networking/networkpolicies.js';
 import { runtimeClassStrategy } from '../node/runtimeclasses.js';
 import { crdStrategy } from '../../apiextensions/crd-strategy.js';
+import { apiServiceStrategy } from '../../aggregator/strategy.js';
 import {
   validatingAdmissionPolicyBindingStrategy,
   validatingAdmissionPolicyStrategy,
   webhookConfigurationStrategy,
 } from '../admissionregistration/strategy.js';
 import { flowSchemaStrategy, priorityLevelConfigurationStrategy } from '../flowcontrol/strategy.js';
+import { hpaStrategy, hpaV1Strategy } from '../autoscaling/strategy.js';
 import {
   generationStatusStrategy,
   plainStrategy,
@@ -51,7 +53,10 @@ const byResource: Record<string, Strategy> = {
   'apps/statefulsets': statefulSetStrategy,
   'batch/jobs': jobStrategy,
   'batch/cronjobs': cronJobStrategy,
-  'autoscaling/horizontalpodautoscalers': statusStrategy,
+  // autoscaling/v2 is the stored form; v1 converts (a `group/version/resource` key picks a version's own strategy).
+  'autoscaling/horizontalpodautoscalers': hpaStrategy,
+  'autoscaling/v1/horizontalpodautoscalers': hpaV1Strategy,
+  'apiregistration.k8s.io/apiservices': apiServiceStrategy,
   'policy/poddisruptionbudgets': generationStatusStrategy,
   'scheduling.k8s.io/priorityclasses': priorityClassStrategy,
   'discovery.k8s.io/endpointslices': endpointSliceStrategy,
@@ -76,5 +81,5 @@ const byResource: Record<string, Strategy> = {
 };
 
 export function strategyFor(def: ResourceDef): Strategy {
-  return byResource[`${def.group}/${def.resource}`] ?? plainStrategy;
+  return byResource[`${def.group}/${def.version}/${def.resource}`] ?? byResource[`${def.group}/${def.resource}`] ?? plainStrategy;
 }
