@@ -3,8 +3,10 @@
  * container that burns CPU, the metrics server scrapes it and serves
  * metrics.k8s.io behind its APIService, `kubectl top` shows figures that
  * match /proc, and a HorizontalPodAutoscaler made by `kubectl autoscale`
- * scales the Deployment out past its CPU target (the sync period and metric
- * resolution shortened to 1 s) — the event on `kubectl describe hpa`.
+ * scales the Deployment out past its CPU target and back in once the load
+ * stops (the scale-down stabilization window shortened through `behavior`,
+ * the sync period and metric resolution to 1 s) — the events on
+ * `kubectl describe hpa`.
  */
 import { strict as assert } from 'node:assert';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -165,11 +167,14 @@ spec:
   const replicas = async () => Number((await k.run(['get', 'deployment', 'web', '-o', 'jsonpath={.spec.replicas}'])).stdout);
   await waitFor(async () => (await replicas()) === 2, 90_000, 'scale out to 2');
 
-  // The load stops. Scaling back in is shown with injected usage in the controller's own integration test
-  // (podautoscaler.integration.test.ts); here the second pod's CPU counter is not yet reliable enough to wait on.
+  // The load stops: back to 1 after the (shortened) stabilization window.
   writeFileSync(stop, '');
+  await waitFor(async () => (await replicas()) === 1, 90_000, 'scale in to 1').catch(async (e: Error) => {
+    throw new Error(`${e.message}\n${(await k.run(['describe', 'hpa', 'web'])).stdout}\n${(await k.run(['top', 'pods'])).stdout}`);
+  });
   const described = await k.run(['describe', 'hpa', 'web']);
   assert.equal(described.code, 0, described.stderr);
   assert.match(described.stdout, /SuccessfulRescale\s+.*New size: 2; reason: cpu resource utilization \(percentage of request\) above target/);
+  assert.match(described.stdout, /SuccessfulRescale\s+.*New size: 1; reason: All metrics below target/);
   assert.match(described.stdout, /Min replicas:\s+1/);
 });

@@ -62,15 +62,26 @@ test('scanGroups: one pass over /proc sums each wanted group; other groups and v
     '/proc/101/stat': statLine(101, 'busy loop', 100, { utime: 200, stime: 1, rss: 50 }),
     '/proc/200/stat': statLine(200, 'other', 200, { utime: 999, rss: 999 }),
     '/proc/300/stat': statLine(300, 'pause', 300, { rss: 10 }),
+    // A process that ran 2.5 ms: no whole tick, but schedstat's nanoseconds.
+    '/proc/300/schedstat': '2500000 1000 3\n',
   });
   const wanted = new Set([100, 300, 400]);
   const groups = scanGroups(fs, wanted);
-  assert.deepEqual(groups.get(100), { ticks: 216, rssPages: 150, minflt: 0, majflt: 0, processes: 2 });
-  assert.deepEqual(groups.get(300), { ticks: 0, rssPages: 10, minflt: 0, majflt: 0, processes: 1 });
+  assert.deepEqual(groups.get(100), { ticks: 216, cpuNanos: 2.16e9, rssPages: 150, minflt: 0, majflt: 0, processes: 2 });
+  assert.deepEqual(groups.get(300), { ticks: 0, cpuNanos: 2_500_000, rssPages: 10, minflt: 0, majflt: 0, processes: 1 });
   assert.equal(groups.has(200), false);
   assert.equal(groups.has(400), false);
-  // Each numeric entry read once, nothing else read.
-  assert.deepEqual(fs.reads.sort(), ['/proc/100/stat', '/proc/101/stat', '/proc/200/stat', '/proc/300/stat', '/proc/999/stat']);
+  // Each numeric entry's stat read once, and the schedstat of the wanted groups' processes only.
+  assert.deepEqual(fs.reads.sort(), [
+    '/proc/100/schedstat',
+    '/proc/100/stat',
+    '/proc/101/schedstat',
+    '/proc/101/stat',
+    '/proc/200/stat',
+    '/proc/300/schedstat',
+    '/proc/300/stat',
+    '/proc/999/stat',
+  ]);
   assert.equal(scanGroups(fs, new Set()).size, 0);
 });
 

@@ -102,6 +102,15 @@ export function parseProcStat(text: string, groups?: ReadonlySet<number>): ProcS
 
 export interface GroupUsage {
   ticks: number;
+  /**
+   * Nanoseconds on CPU: per process the larger of its ticks (all threads and
+   * reaped children, 10 ms granularity) and its main thread's
+   * /proc/<pid>/schedstat (nanoseconds). Both only grow, so their maximum
+   * does too; a shell that went to sleep after a few milliseconds still
+   * shows them, as a cgroup's usage_usec would, where ticks say 0 (and a
+   * metrics server drops a container whose counter is 0).
+   */
+  cpuNanos: number;
   rssPages: number;
   minflt: number;
   majflt: number;
@@ -109,7 +118,7 @@ export interface GroupUsage {
 }
 
 /** One scan of /proc: the usage of each of the wanted process groups (groups without a live process are absent). */
-export function scanGroups(fs: ProcFs, pgids: ReadonlySet<number>): Map<number, GroupUsage> {
+export function scanGroups(fs: ProcFs, pgids: ReadonlySet<number>, clkTck = 100): Map<number, GroupUsage> {
   const out = new Map<number, GroupUsage>();
   if (!pgids.size) return out;
   for (const name of fs.list()) {
@@ -118,8 +127,10 @@ export function scanGroups(fs: ProcFs, pgids: ReadonlySet<number>): Map<number, 
     const text = fs.read(`/proc/${name}/stat`);
     const st = text && parseProcStat(text, pgids);
     if (!st) continue;
-    const g = out.get(st.pgid) ?? { ticks: 0, rssPages: 0, minflt: 0, majflt: 0, processes: 0 };
+    const g = out.get(st.pgid) ?? { ticks: 0, cpuNanos: 0, rssPages: 0, minflt: 0, majflt: 0, processes: 0 };
     g.ticks += st.ticks;
+    const sched = Number.parseInt(fs.read(`/proc/${name}/schedstat`) ?? '', 10);
+    g.cpuNanos += Math.max((st.ticks * 1e9) / clkTck, Number.isFinite(sched) ? sched : 0);
     g.rssPages += st.rssPages;
     g.minflt += st.minflt;
     g.majflt += st.majflt;
@@ -237,12 +248,12 @@ export class StatsCollector {
     }
     const groups = new Set<number>(pauses);
     for (const c of running) if (c.proc?.pid) groups.add(c.proc.pid);
-    const scanned = scanGroups(this.fs, groups);
     const { clkTck, pageSize } = hostConstants();
+    const scanned = scanGroups(this.fs, groups, clkTck);
     const usage = (g: GroupUsage | undefined): Usage =>
       g
         ? {
-            cpuNanos: (BigInt(g.ticks) * 1_000_000_000n) / BigInt(clkTck),
+            cpuNanos: BigInt(Math.round(g.cpuNanos)),
             rss: g.rssPages * pageSize,
             faults: g.minflt + g.majflt,
             majorFaults: g.majflt,
