@@ -253,6 +253,20 @@ async function main(): Promise<void> {
       ips: ['127.0.0.1'],
       dnsNames: ['metrics-server.kube-system.svc', 'localhost'],
     });
+    // Its RBAC, Service, Endpoints and APIService first: it reads the authentication ConfigMap as it starts.
+    const admin = new RestClient({
+      server: apiURL,
+      namespace: 'default',
+      insecureSkipTLSVerify: false,
+      ca: readFileSync(pki.ca),
+      cert: readFileSync(pki.clients.admin!.cert),
+      key: readFileSync(pki.clients.admin!.key),
+    });
+    try {
+      await applyObjects(admin, metricsServerObjects(readFileSync(pki.ca, 'utf8'), '127.0.0.1', port));
+    } finally {
+      admin.close();
+    }
     await ports.release(port);
     const ms = start(
       'metrics-server',
@@ -273,19 +287,6 @@ async function main(): Promise<void> {
     components.push(ms);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
     await waitHealthy(ms, ms.health, 60_000);
-    const admin = new RestClient({
-      server: apiURL,
-      namespace: 'default',
-      insecureSkipTLSVerify: false,
-      ca: readFileSync(pki.ca),
-      cert: readFileSync(pki.clients.admin!.cert),
-      key: readFileSync(pki.clients.admin!.key),
-    });
-    try {
-      await applyObjects(admin, metricsServerObjects(readFileSync(pki.ca, 'utf8'), '127.0.0.1', port));
-    } finally {
-      admin.close();
-    }
     console.log(`metrics-server ready (pid ${ms.pid} on ${port}, APIService v1beta1.metrics.k8s.io)`);
   }
 
