@@ -3,6 +3,7 @@
  * cleanly on SIGTERM/SIGINT.
  *
  *   --etcd-servers=http://127.0.0.1:2379[,...]   (required)
+ *   --etcd-prefix=/registry   (where the keys live in etcd: apiservers of different prefixes share one etcd)
  *   --bind-address=127.0.0.1  --secure-port=6443
  *   --etcd-compaction-interval=5m   --watch-cache-size=10000
  *   --tls-cert-file=PEM --tls-private-key-file=PEM   HTTPS (with --client-ca-file for x509 users)
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       'etcd-servers': { type: 'string' },
+      'etcd-prefix': { type: 'string', default: '/registry' },
       'bind-address': { type: 'string', default: '127.0.0.1' },
       'secure-port': { type: 'string', default: '6443' },
       'etcd-compaction-interval': { type: 'string', default: '5m' },
@@ -113,6 +115,7 @@ async function main(): Promise<void> {
   const host = values['bind-address']!;
   const server = await buildApiServer({
     etcdServers: values['etcd-servers'].split(','),
+    etcdPrefix: values['etcd-prefix']!,
     logger,
     compactionIntervalMs: parseDuration(values['etcd-compaction-interval']!),
     watchCacheSize: Number(values['watch-cache-size']),

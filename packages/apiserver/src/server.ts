@@ -43,6 +43,8 @@ import { DEFAULT_COMPONENT_PROBES, componentProbes, type ComponentProbe } from '
 
 export interface ApiServerOptions {
   etcdServers: string[];
+  /** --etcd-prefix: where this apiserver's keys live in etcd (`/registry`). */
+  etcdPrefix?: string;
   logger?: Logger | false;
   /** How often etcd history is compacted (ms); 0 disables. Upstream default 5 min. */
   compactionIntervalMs?: number;
@@ -102,13 +104,19 @@ export interface ApiServer {
   flowControl: FlowControl | undefined;
   /** Compacts etcd history up to the revision seen at the previous call. */
   compactOnce(): Promise<void>;
-  close(): Promise<void>;
+  /** Stops serving; `deleteStorage` then removes every key under the etcd prefix (a throwaway control plane). */
+  close(o?: { deleteStorage?: boolean }): Promise<void>;
 }
 
 export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const metrics = new ApiMetrics();
   const storage = new EtcdStorage(
-    { hosts: opts.etcdServers, dialTimeout: 5000, ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}) },
+    {
+      hosts: opts.etcdServers,
+      dialTimeout: 5000,
+      ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}),
+      ...(opts.etcdPrefix ? { prefix: opts.etcdPrefix } : {}),
+    },
     { observe: (op, s) => metrics.etcdLatency(op, s) },
   );
   const maxBody = opts.maxRequestBodyBytes ?? 3 * 1024 * 1024;
@@ -258,16 +266,22 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     aggregation.aggregator.start();
   });
   app.addHook('preClose', async () => {
-    aggregation.aggregator.stop();
+    await aggregation.aggregator.stop();
     await crdController.stop();
     for (const u of unsubscribe) u();
     apf?.stop();
     compaction.stop();
     await Promise.all([...cachers.values()].map((c) => c.stop()));
   });
+  let purge = false;
   app.addHook('onClose', async () => {
+    if (purge) await storage.deleteAll();
     storage.close();
   });
+  const close = (o: { deleteStorage?: boolean } = {}) => {
+    purge = !!o.deleteStorage;
+    return app.close();
+  };
 
-  return { app, storage, registry, metrics, catalog, flowControl: apf?.flowControl, compactOnce: compaction.compactOnce, close: () => app.close() };
+  return { app, storage, registry, metrics, catalog, flowControl: apf?.flowControl, compactOnce: compaction.compactOnce, close };
 }

@@ -51,7 +51,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
   }
 }
 
-export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string, intervalMs = 50): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -60,7 +60,7 @@ export async function waitFor(check: () => Promise<boolean>, timeoutMs: number, 
       // not yet
     }
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 
@@ -84,9 +84,21 @@ function tryKill(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-export async function startEtcd(opts: { binary?: string; name?: string; maxRequestBytes?: number } = {}): Promise<EtcdProcess> {
+export interface StartEtcdOptions {
+  binary?: string;
+  name?: string;
+  maxRequestBytes?: number;
+  /** Where the data directory is made (the system's temporary directory unless given). */
+  dataRoot?: string;
+  /** How often health is polled while etcd starts (50 ms). */
+  pollMs?: number;
+  /** Let the process exit while etcd runs (whoever sets this stops etcd at exit). */
+  unref?: boolean;
+}
+
+export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProcess> {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
-  const dataDir = mkdtempSync(join(tmpdir(), 'kubeling-etcd-'));
+  const dataDir = mkdtempSync(join(opts.dataRoot ?? tmpdir(), 'kubeling-etcd-'));
   const name = opts.name ?? 'testenv';
   const client = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
@@ -112,6 +124,10 @@ export async function startEtcd(opts: { binary?: string; name?: string; maxReque
     c.stderr!.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-4000);
     });
+    if (opts.unref) {
+      c.unref();
+      (c.stderr as unknown as { unref(): void }).unref();
+    }
     return c;
   };
   let child = launch();
@@ -124,6 +140,7 @@ export async function startEtcd(opts: { binary?: string; name?: string; maxReque
       },
       15_000,
       'etcd to become healthy',
+      opts.pollMs,
     );
   const stop = async () => {
     await stopChild(child);

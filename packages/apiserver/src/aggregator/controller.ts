@@ -69,7 +69,9 @@ export class Aggregator {
   private readonly queue: SerialQueue;
   private readonly unsubscribe: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private registering = false;
+  private registration: Promise<void> | undefined;
+  private registerAgain = false;
+  private stopped = false;
   private started = false;
 
   constructor(private readonly o: AggregatorOptions) {
@@ -109,10 +111,12 @@ export class Aggregator {
     void this.register();
   }
 
-  stop(): void {
-    this.queue.stop();
+  /** Stops following; resolves once no write of this controller is in flight, so that none lands after the server closes. */
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     for (const u of this.unsubscribe.splice(0)) u();
+    await Promise.all([this.queue.stop(), this.registration]);
   }
 
   /** The remote APIService serving a group-version, if one does (a local one, or none, leaves it to this server). */
@@ -209,34 +213,51 @@ export class Aggregator {
    * when missing, removed when their group-version goes (a CRD deleted).
    * Only those carrying the automanaged label are ever removed.
    */
-  private async register(): Promise<void> {
-    if (this.registering) return;
-    this.registering = true;
+  private register(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.registration) {
+      this.registerAgain = true;
+      return this.registration;
+    }
+    this.registration = this.registerOnce().finally(() => {
+      this.registration = undefined;
+      if (this.registerAgain && !this.stopped) {
+        this.registerAgain = false;
+        void this.register();
+      }
+    });
+    return this.registration;
+  }
+
+  private async registerOnce(): Promise<void> {
     try {
       const wanted = new Map<string, GroupVersion>();
       for (const gv of this.o.catalog.groupVersions()) wanted.set(apiServiceName(gv), gv);
-      for (const [name, gv] of wanted) {
-        if (this.latest.has(name)) continue;
-        const builtin = PRIORITIES[`${gv.group}/${gv.version}`];
-        const [groupPriorityMinimum, versionPriority] = builtin ?? CRD_PRIORITY;
-        const obj = {
-          apiVersion: 'apiregistration.k8s.io/v1',
-          kind: 'APIService',
-          metadata: { name, labels: { [AUTOMANAGED]: builtin ? 'onstart' : 'true' } },
-          spec: { group: gv.group, version: gv.version, groupPriorityMinimum, versionPriority },
-        };
-        await this.o.apiServices.create(undefined, obj as KubeObject).catch((e) => {
-          if (!(e instanceof StatusError && e.status.reason === 'AlreadyExists')) throw e;
-        });
-      }
+      const missing = [...wanted].filter(([name]) => !this.latest.has(name));
+      // Each is a write of its own: all at once, not one after another.
+      await Promise.all(
+        missing.map(async ([name, gv]) => {
+          if (this.stopped) return;
+          const builtin = PRIORITIES[`${gv.group}/${gv.version}`];
+          const [groupPriorityMinimum, versionPriority] = builtin ?? CRD_PRIORITY;
+          const obj = {
+            apiVersion: 'apiregistration.k8s.io/v1',
+            kind: 'APIService',
+            metadata: { name, labels: { [AUTOMANAGED]: builtin ? 'onstart' : 'true' } },
+            spec: { group: gv.group, version: gv.version, groupPriorityMinimum, versionPriority },
+          };
+          await this.o.apiServices.create(undefined, obj as KubeObject).catch((e) => {
+            if (!(e instanceof StatusError && e.status.reason === 'AlreadyExists')) throw e;
+          });
+        }),
+      );
       for (const [name, a] of this.latest) {
+        if (this.stopped) return;
         if (a.spec?.service || a.metadata?.labels?.[AUTOMANAGED] !== 'true' || wanted.has(name)) continue;
         await this.o.apiServices.delete(undefined, name, {}).catch(() => undefined);
       }
     } catch (err) {
       this.o.logger?.warn({ err }, 'registering local APIServices failed');
-    } finally {
-      this.registering = false;
     }
   }
 }

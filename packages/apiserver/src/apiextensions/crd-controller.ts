@@ -90,7 +90,7 @@ export class CrdController {
   }
 
   async stop(): Promise<void> {
-    this.queue.stop();
+    await this.queue.stop();
     this.unsubscribe?.();
     for (const name of [...this.serving.keys()]) await this.unserve(name);
   }

@@ -7,7 +7,7 @@
 export class SerialQueue {
   private readonly dirty = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private running = false;
+  private running: Promise<void> | undefined;
   private stopped = false;
 
   constructor(
@@ -32,27 +32,30 @@ export class SerialQueue {
     this.timers.add(t);
   }
 
-  stop(): void {
+  /** Stops taking work; resolves once the reconcile in flight, if any, has ended. */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    await this.running;
   }
 
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      while (this.dirty.size && !this.stopped) {
-        const key = this.dirty.values().next().value as string;
-        this.dirty.delete(key);
-        try {
-          await this.reconcile(key);
-        } catch (err) {
-          this.onError(key, err);
+  private drain(): Promise<void> {
+    this.running ??= (async () => {
+      try {
+        while (this.dirty.size && !this.stopped) {
+          const key = this.dirty.values().next().value as string;
+          this.dirty.delete(key);
+          try {
+            await this.reconcile(key);
+          } catch (err) {
+            this.onError(key, err);
+          }
         }
+      } finally {
+        this.running = undefined;
       }
-    } finally {
-      this.running = false;
-    }
+    })();
+    return this.running;
   }
 }

@@ -98,9 +98,8 @@ export class Cacher {
     this.rev = rev;
     this.windowStart = rev;
     this.window.length = 0;
-    const w = await this.storage.client
-      .watch()
-      .prefix(this.prefix)
+    const w = await this.storage
+      .watchPrefix(this.prefix)
       .withPreviousKV()
       .startRevision(String(rev + 1))
       .create();
@@ -111,7 +110,7 @@ export class Cacher {
     this.etcdWatcher = w;
     w.on('data', (res) => {
       for (const e of res.events) {
-        const key = e.kv.key.toString();
+        const key = this.storage.registryKey(e.kv.key);
         const rev = Number(e.kv.mod_revision);
         if (e.type === 'Put') {
           const obj = decodeStored(e.kv.value, rev);
@@ -220,15 +219,14 @@ function dispatch(cw: CacheWatcher, ev: CacheEvent): void {
  * with `compacted: true` when etcd no longer has that history.
  */
 export async function watchEtcd(storage: EtcdStorage, keyPrefix: string, fromRev: number, filter: Filter, sink: WatchSink): Promise<() => void> {
-  const w = await storage.client
-    .watch()
-    .prefix(keyPrefix)
+  const w = await storage
+    .watchPrefix(keyPrefix)
     .withPreviousKV()
     .startRevision(String(fromRev + 1))
     .create();
   w.on('data', (res) => {
     for (const e of res.events) {
-      const key = e.kv.key.toString();
+      const key = storage.registryKey(e.kv.key);
       const rev = Number(e.kv.mod_revision);
       const prev = e.prev_kv ? decodeStored(e.prev_kv.value, Number(e.prev_kv.mod_revision)) : undefined;
       let ev: CacheEvent;

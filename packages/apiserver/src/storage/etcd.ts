@@ -9,6 +9,10 @@
  *   delete:  If(mod_revision(key) == rv) Then(delete) Else(get)
  * A lost race surfaces as `StorageConflict` carrying the current object from the
  * Else branch, so `guaranteedUpdate` can retry without another read.
+ *
+ * Keys are written as `/registry/<resource>/...` everywhere above this class;
+ * a storage made with another `prefix` (upstream's --etcd-prefix) keeps them
+ * under that prefix in etcd instead, so several control planes can share one etcd.
  */
 import { Etcd3, GRPCDeadlineExceededError, GRPCResourceExhastedError, isRecoverableError, type IOptions, type IRangeResponse } from 'etcd3';
 import { ConstantBackoff, handleWhen, noop, retry, type IBackoff } from 'cockatiel';
@@ -93,6 +97,7 @@ export interface Metrics {
 }
 
 const enc = (s: string) => Buffer.from(s);
+const REGISTRY_KEY = enc('/registry');
 
 /** The end of a prefix range: the prefix with its last byte incremented. */
 export function prefixEnd(prefix: string): Buffer {
@@ -136,7 +141,12 @@ export interface EtcdStorageOptions {
   pageSize?: number;
   /** Deadline of each unary call; a call past it reports etcd unavailable. */
   callTimeoutMs?: number;
+  /** Where the keys live in etcd (--etcd-prefix): `/registry` unless given. */
+  prefix?: string;
 }
+
+/** The prefix every key has above the storage layer. */
+export const REGISTRY_PREFIX = '/registry';
 
 /**
  * Client options: no circuit breaker (a returning etcd is used at once — the
@@ -167,6 +177,8 @@ export class EtcdStorage {
   /** Highest revision compacted by this process (0 if none known). */
   compactedRevision = 0;
   readonly maxRequestBytes: number;
+  /** Where the keys live in etcd, without a trailing slash. */
+  readonly prefix: string;
   private pageSize: number;
 
   constructor(
@@ -176,6 +188,34 @@ export class EtcdStorage {
     this.client = new Etcd3(clientOptions(opts));
     this.maxRequestBytes = opts.maxRequestBytes ?? ETCD_MAX_REQUEST_BYTES;
     this.pageSize = opts.pageSize ?? 500;
+    // As upstream's path.Join("/", prefix): one leading slash, none trailing.
+    const trimmed = (opts.prefix ?? REGISTRY_PREFIX).replace(/^\/+|\/+$/g, '');
+    this.prefix = trimmed ? `/${trimmed}` : '';
+  }
+
+  /** The etcd key of a `/registry/...` key. */
+  etcdKey(key: string | Buffer): Buffer {
+    const b = typeof key === 'string' ? enc(key) : key;
+    if (this.prefix === REGISTRY_PREFIX) return b;
+    if (!b.subarray(0, REGISTRY_PREFIX.length).equals(REGISTRY_KEY)) throw new Error(`storage key ${b.toString()} is outside ${REGISTRY_PREFIX}`);
+    return Buffer.concat([enc(this.prefix), b.subarray(REGISTRY_PREFIX.length)]);
+  }
+
+  /** The `/registry/...` key of an etcd key. */
+  registryKey(key: Buffer): string {
+    const s = key.toString();
+    return this.prefix === REGISTRY_PREFIX ? s : REGISTRY_PREFIX + s.slice(this.prefix.length);
+  }
+
+  /** A watch on etcd of every key below `keyPrefix` (a `/registry/...` prefix); events carry etcd keys (see `registryKey`). */
+  watchPrefix(keyPrefix: string) {
+    return this.client.watch().prefix(this.etcdKey(keyPrefix).toString());
+  }
+
+  /** Deletes every key of this storage's prefix: a control plane that shares etcd removing itself. */
+  async deleteAll(): Promise<void> {
+    const start = enc(`${this.prefix}/`);
+    await this.timed('delete', () => this.client.kv.deleteRange({ key: start, range_end: prefixEnd(`${this.prefix}/`) }));
   }
 
   private async timed<T>(op: string, fn: () => Promise<T>): Promise<T> {
@@ -200,7 +240,7 @@ export class EtcdStorage {
   }
 
   async get(key: string): Promise<StoredObject | undefined> {
-    const res = await this.timed('get', () => this.client.kv.range({ key: enc(key) }));
+    const res = await this.timed('get', () => this.client.kv.range({ key: this.etcdKey(key) }));
     const kv = res.kvs[0];
     if (!kv) return undefined;
     const rev = Number(kv.mod_revision);
@@ -220,8 +260,8 @@ export class EtcdStorage {
         try {
           res = await this.timed('list', () =>
             this.client.kv.range({
-              key: typeof from === 'string' ? enc(from) : from,
-              range_end: end,
+              key: this.etcdKey(from),
+              range_end: this.etcdKey(end),
               ...(opts.revision ? { revision: opts.revision } : {}),
               limit,
             }),
@@ -236,7 +276,7 @@ export class EtcdStorage {
       }
       const items = res.kvs.map((kv) => {
         const rev = Number(kv.mod_revision);
-        return { obj: decodeStored(kv.value, rev), rev, key: kv.key.toString() };
+        return { obj: decodeStored(kv.value, rev), rev, key: this.registryKey(kv.key) };
       });
       const count = Number(res.count);
       return { items, rev: Number(res.header.revision), more: res.more, count };
@@ -270,10 +310,11 @@ export class EtcdStorage {
   async create(key: string, obj: KubeObject): Promise<StoredObject> {
     const value = encodeStored(obj);
     this.checkSize(key, value);
+    const k = this.etcdKey(key);
     const res = await this.timed('create', () =>
       this.client.kv.txn({
-        compare: [{ key: enc(key), target: 'Mod', result: 'Equal', mod_revision: 0 }],
-        success: [{ request_put: { key: enc(key), value } }],
+        compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: 0 }],
+        success: [{ request_put: { key: k, value } }],
         failure: [],
       }),
     );
@@ -286,11 +327,12 @@ export class EtcdStorage {
   async update(key: string, obj: KubeObject, expectedRev: number): Promise<StoredObject> {
     const value = encodeStored(obj);
     this.checkSize(key, value);
+    const k = this.etcdKey(key);
     const res = await this.timed('update', () =>
       this.client.kv.txn({
-        compare: [{ key: enc(key), target: 'Mod', result: 'Equal', mod_revision: expectedRev }],
-        success: [{ request_put: { key: enc(key), value } }],
-        failure: [{ request_range: { key: enc(key) } }],
+        compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: expectedRev }],
+        success: [{ request_put: { key: k, value } }],
+        failure: [{ request_range: { key: k } }],
       }),
     );
     if (!res.succeeded) throw new StorageConflict(key, currentFromFailure(res.responses));
@@ -300,11 +342,12 @@ export class EtcdStorage {
 
   /** delete: If(mod_revision == rev) Then(delete) Else(get). Returns the revision of the deletion. */
   async delete(key: string, expectedRev: number): Promise<number> {
+    const k = this.etcdKey(key);
     const res = await this.timed('delete', () =>
       this.client.kv.txn({
-        compare: [{ key: enc(key), target: 'Mod', result: 'Equal', mod_revision: expectedRev }],
-        success: [{ request_delete_range: { key: enc(key) } }],
-        failure: [{ request_range: { key: enc(key) } }],
+        compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: expectedRev }],
+        success: [{ request_delete_range: { key: k } }],
+        failure: [{ request_range: { key: k } }],
       }),
     );
     if (!res.succeeded) throw new StorageConflict(key, currentFromFailure(res.responses));
