@@ -18,23 +18,29 @@ import type { EtcdStorage } from './storage/etcd.js';
 export async function bootstrap(
   registry: Registry,
   storage: EtcdStorage,
-  o: { advertiseAddress: string; scheme: string; rbac: boolean; logger?: Logger },
+  o: { advertiseAddress: string; scheme: string; rbac: boolean; flowControl: boolean; logger?: Logger },
 ): Promise<void> {
-  await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
-  await ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!);
-  await ensureKubernetesService(registry, o.advertiseAddress, o.scheme);
-  const repaired = await repairServiceIPs(storage, (await registry.get('/v1/services')!.list(undefined, {})).items);
-  if (repaired.length && o.logger) o.logger.info({ ips: repaired }, 'recorded cluster IPs of Services that held no IPAddress');
-  // API Priority and Fairness: the mandatory and suggested FlowSchemas and priority levels.
-  await ensureFlowControlConfiguration(
-    registry.get('flowcontrol.apiserver.k8s.io/v1/flowschemas')!,
-    registry.get('flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations')!,
-  );
-  if (o.rbac)
-    await reconcileBootstrapPolicy(
-      registry.get('rbac.authorization.k8s.io/v1/clusterroles')!,
-      registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!,
-    );
+  // The groups are independent of each other (the kubernetes Service needs only its namespace): all at once.
+  await Promise.all([
+    (async () => {
+      await ensureSystemNamespaces(registry.get('/v1/namespaces')!);
+      await ensureKubernetesService(registry, o.advertiseAddress, o.scheme);
+      const repaired = await repairServiceIPs(storage, (await registry.get('/v1/services')!.list(undefined, {})).items);
+      if (repaired.length && o.logger) o.logger.info({ ips: repaired }, 'recorded cluster IPs of Services that held no IPAddress');
+    })(),
+    ensureSystemPriorityClasses(registry.get('scheduling.k8s.io/v1/priorityclasses')!),
+    // API Priority and Fairness, when on: the mandatory and suggested FlowSchemas and priority levels
+    // (upstream's config-producer post-start hook, which runs only with APF).
+    o.flowControl
+      ? ensureFlowControlConfiguration(
+          registry.get('flowcontrol.apiserver.k8s.io/v1/flowschemas')!,
+          registry.get('flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations')!,
+        )
+      : undefined,
+    o.rbac
+      ? reconcileBootstrapPolicy(registry.get('rbac.authorization.k8s.io/v1/clusterroles')!, registry.get('rbac.authorization.k8s.io/v1/clusterrolebindings')!)
+      : undefined,
+  ]);
 }
 
 /** The first IP of the service range: the `kubernetes` Service's, in the serving certificate. */
@@ -65,29 +71,31 @@ async function ensureKubernetesService(registry: Registry, advertise: string, sc
       if (!(e instanceof StatusError) || !(await exists())) throw e;
     }
   };
-  await create('/v1/services', {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
-    spec: {
-      clusterIP: KUBERNETES_SERVICE_IP,
-      ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }],
-      sessionAffinity: 'None',
-      type: 'ClusterIP',
-    },
-  });
-  await create('/v1/endpoints', {
-    apiVersion: 'v1',
-    kind: 'Endpoints',
-    metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
-    subsets: [{ addresses: [{ ip }], ports: [{ name: scheme, port, protocol: 'TCP' }] }],
-  });
-  await create('discovery.k8s.io/v1/endpointslices', {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
-    addressType: ip.includes(':') ? 'IPv6' : 'IPv4',
-    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
-    ports: [{ name: scheme, port, protocol: 'TCP' }],
-  });
+  await Promise.all([
+    create('/v1/services', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: {
+        clusterIP: KUBERNETES_SERVICE_IP,
+        ports: [{ name: scheme, protocol: 'TCP', port: scheme === 'https' ? 443 : 80, targetPort: port }],
+        sessionAffinity: 'None',
+        type: 'ClusterIP',
+      },
+    }),
+    create('/v1/endpoints', {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' } },
+      subsets: [{ addresses: [{ ip }], ports: [{ name: scheme, port, protocol: 'TCP' }] }],
+    }),
+    create('discovery.k8s.io/v1/endpointslices', {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
+      addressType: ip.includes(':') ? 'IPv6' : 'IPv4',
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+      ports: [{ name: scheme, port, protocol: 'TCP' }],
+    }),
+  ]);
 }

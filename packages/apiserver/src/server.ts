@@ -259,6 +259,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       advertiseAddress,
       scheme: opts.tls ? 'https' : 'http',
       rbac: authzMode === 'RBAC',
+      flowControl: apf !== undefined,
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
     crdController.start();

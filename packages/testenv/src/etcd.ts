@@ -94,6 +94,8 @@ export interface StartEtcdOptions {
   pollMs?: number;
   /** Let the process exit while etcd runs (whoever sets this stops etcd at exit). */
   unref?: boolean;
+  /** More flags for etcd. */
+  extraArgs?: string[];
 }
 
 export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProcess> {
@@ -118,6 +120,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProces
         '--log-level=error',
         '--snapshot-count=100000',
         ...(opts.maxRequestBytes ? [`--max-request-bytes=${opts.maxRequestBytes}`] : []),
+        ...(opts.extraArgs ?? []),
       ],
       { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.env.ETCD_UNSUPPORTED_ARCH ?? '' } },
     );

@@ -73,17 +73,19 @@ export class PriorityAdmission implements MutatingAdmission {
 
 /** Creates the system PriorityClasses when missing (the apiserver's post-start hook). */
 export async function ensureSystemPriorityClasses(store: ObjectCreator): Promise<void> {
-  for (const c of SYSTEM_PRIORITY_CLASSES) {
-    try {
-      await store.create(undefined, {
-        apiVersion: 'scheduling.k8s.io/v1',
-        kind: 'PriorityClass',
-        metadata: { name: c.name },
-        value: c.value,
-        description: c.description,
-      } as KubeObject);
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-    }
-  }
+  await Promise.all(
+    SYSTEM_PRIORITY_CLASSES.map(async (c) => {
+      try {
+        await store.create(undefined, {
+          apiVersion: 'scheduling.k8s.io/v1',
+          kind: 'PriorityClass',
+          metadata: { name: c.name },
+          value: c.value,
+          description: c.description,
+        } as KubeObject);
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+      }
+    }),
+  );
 }

@@ -350,6 +350,6 @@ export async function reconcileBootstrapPolicy(roles: Store, bindings: Store): P
         if (!isNotFound(e)) throw e;
       });
   };
-  for (const r of clusterRoles) await sync(roles, r, 'rules');
-  for (const b of clusterRoleBindings) await sync(bindings, b, 'subjects');
+  // Each object is reconciled on its own: all at once, as a start-up waits on them.
+  await Promise.all([...clusterRoles.map((r) => sync(roles, r, 'rules')), ...clusterRoleBindings.map((b) => sync(bindings, b, 'subjects'))]);
 }

@@ -57,6 +57,8 @@ export interface FlowControlOptions {
 }
 
 const FIELD_MANAGER = 'api-priority-and-fairness-config-consumer-v1';
+/** How long a failed status write waits before the next try. */
+const STATUS_RETRY_MS = 1000;
 
 export class FlowControl {
   private readonly fsObjects = new Map<string, FlowSchema>();
@@ -69,6 +71,8 @@ export class FlowControl {
   private readonly unsubscribe: (() => void)[] = [];
   private fsStore: Store | undefined;
   private readonly pendingStatus = new Set<string>();
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: FlowControlOptions) {
     this.clock = opts.clock ?? realClock;
@@ -84,7 +88,9 @@ export class FlowControl {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const u of this.unsubscribe.splice(0)) u();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 
   /** An informer event; the digest runs once per burst of events. */
@@ -97,7 +103,7 @@ export class FlowControl {
   }
 
   private scheduleDigest(): void {
-    if (this.digestScheduled) return;
+    if (this.digestScheduled || this.stopped) return;
     this.digestScheduled = true;
     setImmediate(() => {
       this.digestScheduled = false;
@@ -199,15 +205,25 @@ export class FlowControl {
         },
         { subresource: 'status', ctx: { fieldManager: FIELD_MANAGER } },
       )
-      .catch((err: unknown) => {
-        if (!(err instanceof StatusError && err.status.reason === 'NotFound'))
+      .then(
+        () => {
+          this.pendingStatus.delete(name);
+          // Changes that came meanwhile were not acted on: look again (nothing is written when all is as wanted).
+          this.scheduleDigest();
+        },
+        (err: unknown) => {
+          this.pendingStatus.delete(name);
+          if (err instanceof StatusError && err.status.reason === 'NotFound') return this.scheduleDigest();
           this.opts.logger?.warn({ err, flowSchema: name }, 'cannot update FlowSchema status');
-      })
-      .finally(() => {
-        this.pendingStatus.delete(name);
-        // Changes that came meanwhile were not acted on: look again (nothing is written when all is as wanted).
-        this.scheduleDigest();
-      });
+          // Storage failing (etcd away, the server closing): try again in a while, not at once.
+          if (this.stopped || this.retryTimer) return;
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = undefined;
+            this.scheduleDigest();
+          }, STATUS_RETRY_MS);
+          this.retryTimer.unref();
+        },
+      );
   }
 }
 

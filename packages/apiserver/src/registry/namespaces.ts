@@ -39,11 +39,13 @@ export class NamespaceLifecycle implements NamespaceGate {
 }
 
 export async function ensureSystemNamespaces(store: Store): Promise<void> {
-  for (const name of SYSTEM_NAMESPACES) {
-    try {
-      await store.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-    }
-  }
+  await Promise.all(
+    SYSTEM_NAMESPACES.map(async (name) => {
+      try {
+        await store.create(undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+      }
+    }),
+  );
 }

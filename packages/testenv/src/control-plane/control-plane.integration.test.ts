@@ -110,6 +110,8 @@ test('control planes of one etcd see nothing of each other; stop deletes the pre
     assert.notEqual(other.etcdPrefix, cp.etcdPrefix);
     await other.client.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'only-here', namespace: 'default' }, data: { a: '1' } });
     assert.equal(await cp.client.tryGet({ apiVersion: 'v1', kind: 'ConfigMap', name: 'only-here' }), undefined);
+    // API Priority and Fairness is off unless asked for: no FlowSchemas are made (upstream makes them only with APF).
+    assert.equal((await other.client.list('flowcontrol.apiserver.k8s.io/v1', 'FlowSchema')).items.length, 0);
     // The CRD of the first is not served by the second.
     await assert.rejects(other.client.list('example.com/v1', 'Widget'), (e: unknown) => e instanceof StatusError && e.status.code === 404);
   } finally {
@@ -128,8 +130,10 @@ test('control planes of one etcd see nothing of each other; stop deletes the pre
 });
 
 test('under RBAC a user may do what a binding gives and nothing else', async () => {
-  const rbac = await startControlPlane({ authz: 'RBAC', controllers: 'none', scheduler: false });
+  const rbac = await startControlPlane({ authz: 'RBAC', controllers: 'none', scheduler: false, priorityAndFairness: true });
   try {
+    const schemas = await rbac.client.list('flowcontrol.apiserver.k8s.io/v1', 'FlowSchema');
+    assert.ok(schemas.items.some((f) => f.metadata.name === 'exempt'), 'with APF the bootstrap FlowSchemas exist');
     const alice = await rbac.users.asUser('alice', ['team-a']);
     await assert.rejects(alice.client.list('v1', 'Pod', { namespace: 'default' }), (e: unknown) => e instanceof StatusError && e.status.code === 403);
     await rbac.client.create({

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEtcd } from '../etcd.js';
-import { etcdBinary, etcdDataRoot } from './etcd.js';
+import { etcdBinary, etcdDataRoot, TEST_ETCD_FLAGS } from './etcd.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -74,7 +74,7 @@ export async function keep(runnerPid: number, dir: string): Promise<void> {
   let etcd: Awaited<ReturnType<typeof startEtcd>>;
   try {
     const root = etcdDataRoot();
-    etcd = await startEtcd({ binary: etcdBinary(), name: 'kubeling-testenv', pollMs: 5, ...(root ? { dataRoot: root } : {}) });
+    etcd = await startEtcd({ binary: etcdBinary(), name: 'kubeling-testenv', pollMs: 5, extraArgs: TEST_ETCD_FLAGS, ...(root ? { dataRoot: root } : {}) });
   } catch (e) {
     writeFileSync(join(dir, 'error'), String((e as Error).message));
     process.exit(1);

@@ -42,6 +42,12 @@ export interface ControlPlaneOptions {
   runtime?: 'hollow' | 'kubeling';
   /** 'RBAC' checks every request against roles (the bootstrap policy is installed); 'AlwaysAllow' (default) does not. */
   authz?: 'AlwaysAllow' | 'RBAC';
+  /**
+   * API Priority and Fairness (default false): its FlowSchemas and priority
+   * levels, and the queuing of requests by them. Off, every start skips
+   * writing its ~20 objects; a test's load seldom needs fairness.
+   */
+  priorityAndFairness?: boolean;
   /** Where the temporary files go (the kubeconfig, the nodes' state); a fresh folder under the system's temporary folder by default. */
   dir?: string;
   /** Log level of the components, to stderr ('silent'). */
@@ -83,8 +89,14 @@ export interface ControlPlane {
     /** A user in `groups` (plus system:authenticated): under `authz: 'RBAC'` it may do what its bindings allow. */
     asUser(name: string, groups?: readonly string[]): Promise<User>;
   };
-  /** The names of the nodes (`node-0`, …). */
+  /** The names of the nodes (`node-0`, …), registered when startControlPlane resolves. */
   nodes: string[];
+  /**
+   * Resolves once the controllers and the scheduler have filled their caches
+   * and run. startControlPlane does not wait for it: objects created before
+   * are handled as soon as they have.
+   */
+  componentsStarted: Promise<void>;
   /** Where this control plane keeps its keys in etcd. */
   etcdPrefix: string;
   /** Applies manifests from files or folders (server-side apply, as the admin). */
@@ -133,10 +145,13 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
   const clients: ObjectClient[] = [];
   let api: ApiServer | undefined;
   let stopped = false;
+  let componentsStarted: Promise<void> = Promise.resolve();
 
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    // What is still starting is let finish, then stopped with the rest.
+    await componentsStarted.catch(() => undefined);
     for (const s of started.reverse()) await Promise.resolve(s.stop()).catch(() => undefined);
     for (const c of clients) c.close();
     await api?.close({ deleteStorage: true }).catch(() => undefined);
@@ -154,6 +169,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       authorizationMode: o.authz ?? 'AlwaysAllow',
       advertiseAddress: `127.0.0.1:${port}`,
       componentProbes: [],
+      enablePriorityAndFairness: o.priorityAndFairness ?? false,
     });
     // Listening runs the start-up hooks (caches filled, bootstrap objects made): the API is ready when it resolves.
     await api.app.listen({ host: '127.0.0.1', port });
@@ -179,35 +195,51 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       return u;
     };
     const admin = await userFor('kubeling-admin', ['system:masters']);
+    // The admin's first request needs discovery: read it now, before the components' start competes with it.
+    await admin.client.resourceFor('v1', 'Namespace');
 
     const componentConfig = async (cn: string, orgs: string[] = []) => clientConfigOf(server, pki.ca.certPem, await pki.client(cn, orgs));
+    // The controllers and the scheduler fill their caches while the caller goes on, as in a cluster that
+    // has just started: what is created meanwhile is handled once they have listed it.
+    const components: Promise<void>[] = [];
     const spec = controllerSpec(o.controllers);
     if (spec.length) {
-      const cm = new ControllerManager({
-        config: await componentConfig('system:kube-controller-manager'),
-        leaderElect: false,
-        controllers: spec,
-        log: log.child({ component: 'controller-manager' }),
-        serviceAccountKeyPem: pki.sa.privatePem,
-        rootCAPem: pki.ca.certPem,
-        qps: 500,
-        burst: 1000,
-      });
-      started.push(cm);
-      await cm.start();
+      components.push(
+        (async () => {
+          const cm = new ControllerManager({
+            config: await componentConfig('system:kube-controller-manager'),
+            leaderElect: false,
+            controllers: spec,
+            log: log.child({ component: 'controller-manager' }),
+            serviceAccountKeyPem: pki.sa.privatePem,
+            rootCAPem: pki.ca.certPem,
+            qps: 500,
+            burst: 1000,
+          });
+          started.push(cm);
+          await cm.start();
+        })(),
+      );
     }
     if (o.scheduler ?? true) {
-      const sched = new SchedulerServer({
-        config: await componentConfig('system:kube-scheduler'),
-        leaderElect: false,
-        scheduler: buildConfig(),
-        log: log.child({ component: 'scheduler' }),
-        qps: 500,
-        burst: 1000,
-      });
-      started.push(sched);
-      await sched.start();
+      components.push(
+        (async () => {
+          const sched = new SchedulerServer({
+            config: await componentConfig('system:kube-scheduler'),
+            leaderElect: false,
+            scheduler: buildConfig(),
+            log: log.child({ component: 'scheduler' }),
+            qps: 500,
+            burst: 1000,
+          });
+          started.push(sched);
+          await sched.start();
+        })(),
+      );
     }
+    componentsStarted = Promise.all(components).then(() => undefined);
+    // Not awaited here; a failure shows in componentsStarted and in the components' log.
+    componentsStarted.catch(() => undefined);
     const nodes = Array.from({ length: o.nodes ?? 0 }, (_, i) => `node-${i}`);
     // Pod addresses in 127.0.0.0/8, a second octet per control plane so that real pods of two never collide.
     const octet = 64 + (randomBytes(1)[0]! % 64);
@@ -243,6 +275,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       client: admin.client,
       users: { admin, asUser: (name, groups = []) => userFor(name, groups) },
       nodes,
+      componentsStarted,
       etcdPrefix,
       applyManifests: (paths) => applyManifests(admin.client, paths),
       stop,

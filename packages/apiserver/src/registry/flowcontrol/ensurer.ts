@@ -106,12 +106,17 @@ async function removeUnwanted(store: Store, wanted: readonly KubeObject[]): Prom
 export async function ensureFlowControlConfiguration(flowSchemas: Store, priorityLevels: Store): Promise<void> {
   const all = (store: Store, objs: readonly object[], mandatory: boolean, eq: SpecEqual) =>
     Promise.all(objs.map((o) => ensureOne(store, o as KubeObject, mandatory, eq)));
-  await all(priorityLevels, SUGGESTED_PRIORITY_LEVELS, false, plSpecEqual);
-  await all(flowSchemas, SUGGESTED_FLOW_SCHEMAS, false, fsSpecEqual);
-  await all(priorityLevels, MANDATORY_PRIORITY_LEVELS, true, plSpecEqual);
-  await all(flowSchemas, MANDATORY_FLOW_SCHEMAS, true, fsSpecEqual);
-  await removeUnwanted(flowSchemas, [...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS] as KubeObject[]);
-  await removeUnwanted(priorityLevels, [...MANDATORY_PRIORITY_LEVELS, ...SUGGESTED_PRIORITY_LEVELS] as KubeObject[]);
+  // Every object is its own; none is read by another's write: all at once.
+  await Promise.all([
+    all(priorityLevels, SUGGESTED_PRIORITY_LEVELS, false, plSpecEqual),
+    all(flowSchemas, SUGGESTED_FLOW_SCHEMAS, false, fsSpecEqual),
+    all(priorityLevels, MANDATORY_PRIORITY_LEVELS, true, plSpecEqual),
+    all(flowSchemas, MANDATORY_FLOW_SCHEMAS, true, fsSpecEqual),
+  ]);
+  await Promise.all([
+    removeUnwanted(flowSchemas, [...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS] as KubeObject[]),
+    removeUnwanted(priorityLevels, [...MANDATORY_PRIORITY_LEVELS, ...SUGGESTED_PRIORITY_LEVELS] as KubeObject[]),
+  ]);
 }
 
 /** Runs a round every `intervalMs` (upstream: a minute) until stopped; failures are logged and retried next round. */
