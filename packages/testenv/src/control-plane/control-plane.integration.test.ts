@@ -133,7 +133,10 @@ test('under RBAC a user may do what a binding gives and nothing else', async () 
   const rbac = await startControlPlane({ authz: 'RBAC', controllers: 'none', scheduler: false, priorityAndFairness: true });
   try {
     const schemas = await rbac.client.list('flowcontrol.apiserver.k8s.io/v1', 'FlowSchema');
-    assert.ok(schemas.items.some((f) => f.metadata.name === 'exempt'), 'with APF the bootstrap FlowSchemas exist');
+    assert.ok(
+      schemas.items.some((f) => f.metadata.name === 'exempt'),
+      'with APF the bootstrap FlowSchemas exist',
+    );
     const alice = await rbac.users.asUser('alice', ['team-a']);
     await assert.rejects(alice.client.list('v1', 'Pod', { namespace: 'default' }), (e: unknown) => e instanceof StatusError && e.status.code === 403);
     await rbac.client.create({
