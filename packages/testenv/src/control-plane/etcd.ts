@@ -15,7 +15,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, rmSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { startEtcd, type EtcdProcess } from '../etcd.js';
+import { startEtcd } from '../etcd.js';
 
 /** The variable a global setup sets so that worker processes use its etcd. */
 export const ETCD_ENDPOINTS_ENV = 'KUBELING_ETCD_ENDPOINTS';
@@ -28,7 +28,7 @@ export interface EtcdServer {
   stop(): Promise<void>;
 }
 
-let owned: Promise<EtcdProcess> | undefined;
+let owned: Promise<EtcdServer> | undefined;
 
 function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -75,6 +75,12 @@ export function etcdDataRoot(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** etcd as testenv runs it: the binary found, data in memory when possible, a quick election. */
+export function startTestEtcd(o: { unref?: boolean } = {}): Promise<EtcdServer> {
+  const root = etcdDataRoot();
+  return startEtcd({ binary: etcdBinary(), name: 'kubeling-testenv', pollMs: 5, extraArgs: TEST_ETCD_FLAGS, ...o, ...(root ? { dataRoot: root } : {}) });
 }
 
 /**

@@ -11,8 +11,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startEtcd } from '../etcd.js';
-import { etcdBinary, etcdDataRoot, TEST_ETCD_FLAGS } from './etcd.js';
+import { startTestEtcd, type EtcdServer } from './etcd.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -71,10 +70,9 @@ export async function runnerEtcd(runnerPid: number, timeoutMs = 30_000): Promise
 
 /** The keeper's work: run etcd, publish its endpoint, and stop it when the runner is gone. */
 export async function keep(runnerPid: number, dir: string): Promise<void> {
-  let etcd: Awaited<ReturnType<typeof startEtcd>>;
+  let etcd: EtcdServer;
   try {
-    const root = etcdDataRoot();
-    etcd = await startEtcd({ binary: etcdBinary(), name: 'kubeling-testenv', pollMs: 5, extraArgs: TEST_ETCD_FLAGS, ...(root ? { dataRoot: root } : {}) });
+    etcd = await startTestEtcd();
   } catch (e) {
     writeFileSync(join(dir, 'error'), String((e as Error).message));
     process.exit(1);
