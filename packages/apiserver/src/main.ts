@@ -14,6 +14,7 @@
  *                                                    before its response: upstream's blocking mode)
  *   --enable-admission-plugins=A,B --disable-admission-plugins=C   (defaults: Priority,
  *     DefaultTolerationSeconds, LimitRanger, ResourceQuota; AlwaysPullImages is off)
+ *   --admission-control-config-file=YAML   (an AdmissionConfiguration: each plugin's configuration)
  *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
  *   --kubelet-client-certificate=PEM --kubelet-client-key=PEM   HTTPS to kubelets as this client
  *   --kubelet-certificate-authority=PEM   (checks the kubelets' serving certificates)
@@ -30,6 +31,7 @@ import { parseDuration } from '@kubeling/apimachinery';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { buildApiServer } from './server.js';
+import { readAdmissionConfigFile } from './admission/config.js';
 import type { AggregationOptions } from './aggregator/index.js';
 
 function authzMode(v: string): 'RBAC' | 'AlwaysAllow' {
@@ -92,6 +94,7 @@ async function main(): Promise<void> {
       'audit-log-path': { type: 'string' },
       'audit-log-level': { type: 'string', default: 'info' },
       'disable-admission-plugins': { type: 'string' },
+      'admission-control-config-file': { type: 'string' },
       'enable-priority-and-fairness': { type: 'string', default: 'true' },
       'max-requests-inflight': { type: 'string', default: '400' },
       'max-mutating-requests-inflight': { type: 'string', default: '200' },
@@ -147,6 +150,7 @@ async function main(): Promise<void> {
       enable: (values['enable-admission-plugins'] ?? '').split(',').filter(Boolean),
       disable: (values['disable-admission-plugins'] ?? '').split(',').filter(Boolean),
     },
+    ...(values['admission-control-config-file'] ? { admissionConfig: readAdmissionConfigFile(values['admission-control-config-file']) } : {}),
     ...(values['service-account-signing-key-file']
       ? {
           serviceAccount: {

@@ -20,6 +20,7 @@ import { NamespaceLifecycle } from './registry/namespaces.js';
 import { ApiMetrics } from './metrics.js';
 import { AdmissionChain } from './admission/index.js';
 import { setupAdmission } from './admission/setup.js';
+import { inlineAdmissionConfig } from './admission/config.js';
 import { type AggregationOptions, publishAuthentication, setupAggregation } from './aggregator/index.js';
 import { buildAuth } from './auth/setup.js';
 import { MAX_HEADER_BYTES, clientErrorHandler, frameworkErrors, statusErrors } from './http/errors.js';
@@ -72,6 +73,11 @@ export interface ApiServerOptions {
   audit?: Logger;
   /** --enable-admission-plugins / --disable-admission-plugins on top of the defaults. */
   admission?: { enable?: string[]; disable?: string[] };
+  /**
+   * Plugin configurations, by plugin name, as an AdmissionConfiguration's
+   * `plugins[].configuration` (main.ts reads --admission-control-config-file into this).
+   */
+  admissionConfig?: Record<string, Record<string, unknown>>;
   /** AlwaysAllow (no authentication, the default without TLS) or RBAC (the default with TLS). */
   authorizationMode?: 'AlwaysAllow' | 'RBAC';
   /**
@@ -178,6 +184,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const everyResource = setupAdmission(app, registry, catalog, authorizer, {
     authzMode,
     ...(opts.admission ? { admission: opts.admission } : {}),
+    ...(opts.admissionConfig ? { pluginConfig: inlineAdmissionConfig(opts.admissionConfig) } : {}),
     serviceAccounts: !!opts.serviceAccount,
     ...(opts.logger ? { logger: opts.logger } : {}),
   });

@@ -62,7 +62,7 @@ export interface NodeRestrictionLookups {
   pod(namespace: string, name: string): Promise<KubeObject | undefined>;
   node(name: string): Promise<KubeObject | undefined>;
   /** For token audiences no volume of the pod names. */
-  authorize(a: Attributes): Decision;
+  authorize(a: Attributes): Decision | Promise<Decision>;
 }
 
 /** The node a user is, if it is one: `system:node:<name>` in `system:nodes`. */
@@ -219,7 +219,7 @@ export class NodeRestriction implements MutatingAdmission, ValidatingAdmission {
     const volumes = (pod as RestrictedPod).spec?.volumes ?? [];
     const used = volumes.some((v) => (v.projected?.sources ?? []).some((s) => s.serviceAccountToken && (s.serviceAccountToken.audience ?? '') === aud));
     if (used) return;
-    const d = this.lookups.authorize({
+    const d = await this.lookups.authorize({
       user: { name: a.user!.name, groups: a.user!.groups },
       verb: 'request-serviceaccounts-token-audience',
       isResourceRequest: true,

@@ -47,7 +47,7 @@ export class OwnerReferencesPermissionEnforcement implements ValidatingAdmission
     const user = { name: a.user!.name, groups: a.user!.groups };
     const authz = this.authorizer();
     if (a.operation !== 'CREATE') {
-      const d = authz.authorize({
+      const d = await authz.authorize({
         user,
         verb: 'delete',
         isResourceRequest: true,
@@ -64,7 +64,8 @@ export class OwnerReferencesPermissionEnforcement implements ValidatingAdmission
     );
     if (!blocking.length) return;
     // Whoever may update finalizers of anything needs no further look.
-    if (authz.authorize({ user, verb: 'update', isResourceRequest: true, apiGroup: '*', resource: '*', subresource: 'finalizers', name: '*' }).allowed) return;
+    if ((await authz.authorize({ user, verb: 'update', isResourceRequest: true, apiGroup: '*', resource: '*', subresource: 'finalizers', name: '*' })).allowed)
+      return;
     for (const ref of blocking) {
       const apiVersion = ref.apiVersion ?? '';
       const slash = apiVersion.indexOf('/');
@@ -89,7 +90,7 @@ export class OwnerReferencesPermissionEnforcement implements ValidatingAdmission
           subresource: 'finalizers',
           ...(ref.name ? { name: ref.name } : {}),
         };
-        const d = authz.authorize(attrs);
+        const d = await authz.authorize(attrs);
         if (!d.allowed)
           throw forbidden(gr, name, `cannot set blockOwnerDeletion if an ownerReference refers to a resource you can't set finalizers on: ${d.reason}, <nil>`);
       }

@@ -20,6 +20,7 @@ import { ServiceAccountAdmission } from './serviceaccount.js';
 import { NodeRestriction } from './noderestriction.js';
 import { OwnerReferencesPermissionEnforcement } from './ownerreferences.js';
 import type { AdmissionChain } from './index.js';
+import type { PluginConfig } from './config.js';
 import { RuntimeClassAdmission } from './runtimeclass.js';
 import { CertificateApproval, CertificateSigning, CertificateSubjectRestriction } from '../registry/certificates/admission.js';
 import { DefaultIngressClass } from '../registry/networking/defaultingressclass.js';
@@ -32,6 +33,8 @@ const notFoundAsUndefined = (e: unknown): undefined => {
 export interface AdmissionSetup {
   authzMode: 'AlwaysAllow' | 'RBAC';
   admission?: { enable?: string[]; disable?: string[] };
+  /** Each plugin's part of the AdmissionConfiguration (--admission-control-config-file). */
+  pluginConfig?: PluginConfig;
   /** ServiceAccount admission needs token signing. */
   serviceAccounts: boolean;
   logger?: Logger | false;

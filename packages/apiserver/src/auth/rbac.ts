@@ -167,10 +167,10 @@ export class MastersAuthorizer implements Authorizer {
 
 export class UnionAuthorizer implements Authorizer {
   constructor(private readonly list: Authorizer[]) {}
-  authorize(a: Attributes): Decision {
+  async authorize(a: Attributes): Promise<Decision> {
     const reasons: string[] = [];
     for (const z of this.list) {
-      const d = z.authorize(a);
+      const d = await z.authorize(a);
       if (d.allowed) return d;
       if (d.reason) reasons.push(d.reason);
       // An explicit denial (the Node authorizer's) is final.

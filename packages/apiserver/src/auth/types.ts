@@ -23,8 +23,12 @@ export interface Attributes {
 
 export type Decision = { allowed: true; reason: string } | { allowed: false; reason: string; denied?: boolean };
 
+/**
+ * Decides one request. Local authorizers (RBAC, Node) answer at once; remote
+ * ones (Webhook) answer with a promise, so callers always `await`.
+ */
 export interface Authorizer {
-  authorize(a: Attributes): Decision;
+  authorize(a: Attributes): Decision | Promise<Decision>;
 }
 
 export const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };

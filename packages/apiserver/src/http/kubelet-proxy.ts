@@ -68,7 +68,7 @@ export async function kubeletURL(c: HandlerContext, pod: KubeObject, path: strin
  * `get`: the pod's streaming subresources also need `create` on it, as
  * upstream requires from 1.35 (AuthorizePodWebsocketUpgradeCreatePermission).
  */
-export function requireCreateForGet(c: HandlerContext, ns: string | undefined, subresource: string): void {
+export async function requireCreateForGet(c: HandlerContext, ns: string | undefined, subresource: string): Promise<void> {
   if (c.req.method !== 'GET' || !c.authorizer || !c.req.user) return;
   const attrs: Attributes = {
     user: c.req.user,
@@ -80,7 +80,7 @@ export function requireCreateForGet(c: HandlerContext, ns: string | undefined, s
     subresource,
     name: c.info.name,
   };
-  if (!c.authorizer.authorize(attrs).allowed) throw failure('Forbidden', forbiddenMessage(attrs), { kind: 'pods', name: c.info.name });
+  if (!(await c.authorizer.authorize(attrs)).allowed) throw failure('Forbidden', forbiddenMessage(attrs), { kind: 'pods', name: c.info.name });
 }
 
 /** A kubelet's error answer as the Status the client gets. */
@@ -151,7 +151,7 @@ export async function podLogs(c: HandlerContext, store: Store, ns: string | unde
  */
 export async function podStream(c: HandlerContext, store: Store, ns: string | undefined, kind: 'exec' | 'attach') {
   const q = c.req.query as Query;
-  requireCreateForGet(c, ns, kind);
+  await requireCreateForGet(c, ns, kind);
   const pod = await store.get(ns, c.info.name);
   const container = containerOf(pod, q1(q, 'container'));
   const raw = q.command;

@@ -43,7 +43,7 @@ function portsOf(q: Query): string[] {
 }
 
 export async function podPortForward(c: HandlerContext, store: Store, ns: string | undefined) {
-  requireCreateForGet(c, ns, 'portforward');
+  await requireCreateForGet(c, ns, 'portforward');
   const pod = await store.get(ns, c.info.name);
   const ports = portsOf(c.req.query as Query);
   const up = upgrades.get(c.req.raw);

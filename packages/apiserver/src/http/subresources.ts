@@ -117,7 +117,11 @@ export async function handleVirtual(c: HandlerContext) {
     case 'selfsubjectaccessreviews':
     case 'subjectaccessreviews':
     case 'localsubjectaccessreviews':
-      return send(c, 201, subjectAccessReview(def.kind as 'SubjectAccessReview', obj, { authorizer: c.authorizer, requester, namespace: info.namespace }));
+      return send(
+        c,
+        201,
+        await subjectAccessReview(def.kind as 'SubjectAccessReview', obj, { authorizer: c.authorizer, requester, namespace: info.namespace }),
+      );
     case 'selfsubjectrulesreviews':
       return send(c, 201, selfSubjectRulesReview(obj, { authorizer: c.authorizer, rbac: c.rbac, requester }));
     case 'selfsubjectreviews':

@@ -31,7 +31,7 @@ export const authorization = fp<{ authorizer: Authorizer }>(
   async (app, { authorizer }) => {
     app.addHook('onRequest', async (req) => {
       const attrs = attributesOf(req, req.user!);
-      const d = authorizer.authorize(attrs);
+      const d = await authorizer.authorize(attrs);
       // The authorizers' reasons follow the message, as upstream's responsewriters.Forbidden writes them.
       if (!d.allowed)
         throw failure(

@@ -23,7 +23,7 @@ function headerList(v: string | string[] | undefined): string[] {
 const refText = (kind: string, name: string, apiVersion = '', fieldPath = '') => `{${[kind, '', name, '', apiVersion, '', fieldPath].join(' ')}}`;
 
 /** The user `user` acts as, per the request's Impersonate-* headers (itself without them). */
-export function impersonate(req: FastifyRequest, user: UserInfo, authz: Authorizer): UserInfo {
+export async function impersonate(req: FastifyRequest, user: UserInfo, authz: Authorizer): Promise<UserInfo> {
   const who = headerList(req.headers['impersonate-user'])[0];
   const groups = headerList(req.headers['impersonate-group']).flatMap((g) =>
     g
@@ -60,16 +60,16 @@ export function impersonate(req: FastifyRequest, user: UserInfo, authz: Authoriz
     }
     return user;
   }
-  const check = (a: Omit<Attributes, 'user' | 'verb' | 'isResourceRequest'>) => {
+  const check = async (a: Omit<Attributes, 'user' | 'verb' | 'isResourceRequest'>) => {
     const attrs: Attributes = { user, verb: 'impersonate', isResourceRequest: true, ...a };
-    if (!authz.authorize(attrs).allowed) throw failure('Forbidden', forbiddenMessage(attrs));
+    if (!(await authz.authorize(attrs)).allowed) throw failure('Forbidden', forbiddenMessage(attrs));
   };
   const sa = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(who);
-  if (sa) check({ apiGroup: '', resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! });
-  else check({ apiGroup: '', resource: 'users', name: who });
-  for (const g of groups) check({ apiGroup: '', resource: 'groups', name: g });
-  for (const [k, vs] of extras) for (const v of vs) check({ apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: k, name: v });
-  if (uid) check({ apiGroup: 'authentication.k8s.io', resource: 'uids', name: uid });
+  if (sa) await check({ apiGroup: '', resource: 'serviceaccounts', namespace: sa[1]!, name: sa[2]! });
+  else await check({ apiGroup: '', resource: 'users', name: who });
+  for (const g of groups) await check({ apiGroup: '', resource: 'groups', name: g });
+  for (const [k, vs] of extras) for (const v of vs) await check({ apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: k, name: v });
+  if (uid) await check({ apiGroup: 'authentication.k8s.io', resource: 'uids', name: uid });
   const out = new Set(groups);
   if (sa) {
     out.add('system:serviceaccounts');
@@ -84,7 +84,7 @@ export const impersonation = fp<{ authorizer: Authorizer }>(
     app.addHook('onRequest', async (req) => {
       const user = req.user!;
       delete req.user;
-      req.user = impersonate(req, user, authorizer);
+      req.user = await impersonate(req, user, authorizer);
     });
   },
   { name: 'kubeling-impersonation', dependencies: ['kubeling-authentication'] },

@@ -18,11 +18,11 @@ const reviewed = (obj: KubeObject, kind: string) => ({
  * SubjectAccessReview, LocalSubjectAccessReview (in `namespace`) and
  * SelfSubjectAccessReview (of `requester`).
  */
-export function subjectAccessReview(
+export async function subjectAccessReview(
   kind: 'SubjectAccessReview' | 'LocalSubjectAccessReview' | 'SelfSubjectAccessReview',
   obj: KubeObject,
   deps: { authorizer?: Authorizer | undefined; requester?: UserInfo | undefined; namespace?: string | undefined },
-): Record<string, unknown> {
+): Promise<Record<string, unknown>> {
   const spec = ((obj as { spec?: Record<string, unknown> }).spec ?? {}) as {
     user?: string;
     uid?: string;
@@ -60,7 +60,7 @@ export function subjectAccessReview(
         ...(ra.name ? { name: ra.name } : {}),
       }
     : { user, verb: nra!.verb ?? '', isResourceRequest: false, path: nra!.path ?? '' };
-  const d = deps.authorizer.authorize(attrs);
+  const d = await deps.authorizer.authorize(attrs);
   return { ...out, status: { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) } };
 }
 

@@ -25,13 +25,13 @@ type CSR = certificatesv1.CertificateSigningRequest;
 const RESOURCE = 'certificates.k8s.io/certificatesigningrequests';
 const GR = { group: 'certificates.k8s.io', resource: 'certificatesigningrequests' };
 
-export type Authorize = (a: Attributes) => Decision;
+export type Authorize = (a: Attributes) => Decision | Promise<Decision>;
 
 /** certificates.IsAuthorizedForSignerName: the signer by name, then its domain's wildcard. */
-export function authorizedForSigner(authorize: Authorize, user: UserInfo, verb: string, signerName: string): boolean {
+export async function authorizedForSigner(authorize: Authorize, user: UserInfo, verb: string, signerName: string): Promise<boolean> {
   const attrs = (name: string): Attributes => ({ user, verb, isResourceRequest: true, apiGroup: 'certificates.k8s.io', resource: 'signers', name });
-  if (authorize(attrs(signerName)).allowed) return true;
-  return authorize(attrs(`${signerName.split('/')[0]}/*`)).allowed;
+  if ((await authorize(attrs(signerName))).allowed) return true;
+  return (await authorize(attrs(`${signerName.split('/')[0]}/*`))).allowed;
 }
 
 const userOf = (a: AdmissionAttributes): UserInfo => a.user ?? { name: '', groups: [] };
@@ -44,7 +44,7 @@ export class CertificateApproval implements ValidatingAdmission {
   }
   async validate(obj: KubeObject, a: AdmissionAttributes): Promise<void> {
     const signer = (obj as unknown as CSR).spec?.signerName ?? '';
-    if (!authorizedForSigner(this.authorize, userOf(a), 'approve', signer))
+    if (!(await authorizedForSigner(this.authorize, userOf(a), 'approve', signer)))
       throw forbidden(GR, obj.metadata.name ?? '', `user not permitted to approve requests with signerName "${signer}"`);
   }
 }
@@ -62,7 +62,7 @@ export class CertificateSigning implements ValidatingAdmission {
     // Only a change of the certificate or the conditions is signing.
     if ((csr.status?.certificate ?? '') === (old.status?.certificate ?? '') && jsonEqual(csr.status?.conditions ?? [], old.status?.conditions ?? [])) return;
     const signer = old.spec?.signerName ?? '';
-    if (!authorizedForSigner(this.authorize, userOf(a), 'sign', signer))
+    if (!(await authorizedForSigner(this.authorize, userOf(a), 'sign', signer)))
       throw forbidden(GR, obj.metadata.name ?? '', `user not permitted to sign requests with signerName "${signer}"`);
   }
 }
