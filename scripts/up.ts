@@ -6,7 +6,8 @@
  * Idempotent: a cluster that is already up is left as it is.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { ensureClusterPKI, ensureFrontProxyPKI, ensureServingCert } from '@kubeling/pki';
 import { RestClient } from '@kubeling/client';
 import { applyObjects, METRICS_SERVER_USER, metricsServerObjects } from './addons.js';
@@ -49,6 +50,41 @@ async function waitHealthy(c: Component, url: string, timeoutMs: number): Promis
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${c.name} did not become healthy in ${timeoutMs / 1000}s; see ${join(LOGS, `${c.name}.log`)}`);
+}
+
+/**
+ * The cluster's EncryptionConfiguration (--encryption-provider-config): Secrets
+ * encrypted with aescbc `key1`, plaintext ones still readable (identity). Made
+ * once with a random key and kept (mode 0600): losing it loses every Secret.
+ */
+function ensureEncryptionConfig(file: string): string {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx', 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return file;
+    throw e;
+  }
+  try {
+    writeFileSync(
+      fd,
+      `apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+- resources:
+  - secrets
+  providers:
+  - aescbc:
+      keys:
+      - name: key1
+        secret: ${randomBytes(32).toString('base64')}
+  - identity: {}
+`,
+    );
+  } finally {
+    closeSync(fd);
+  }
+  return file;
 }
 
 /** A kubeconfig for one identity: the CA and a client certificate, all inline. */
@@ -144,6 +180,7 @@ async function main(): Promise<void> {
   });
   // The aggregation layer's own CA and client certificate (kubeadm's front-proxy-*).
   const frontProxy = await ensureFrontProxyPKI(join(STATE, 'pki'));
+  const encryptionConfig = ensureEncryptionConfig(join(STATE, 'encryption-config.yaml'));
   const apiCount = values.ha ? 2 : 1;
   const apiURLs: string[] = [];
   for (let i = 0; i < apiCount; i++) apiURLs.push(`https://127.0.0.1:${await pickPort(Number(values['apiserver-port']) + i)}`);
@@ -181,6 +218,8 @@ async function main(): Promise<void> {
         `--proxy-client-key-file=${frontProxy.clientKey}`,
         `--requestheader-client-ca-file=${frontProxy.ca}`,
         '--requestheader-allowed-names=front-proxy-client',
+        // Secrets are encrypted at rest; every apiserver of the cluster shares the key.
+        `--encryption-provider-config=${encryptionConfig}`,
       ),
     );
     apiserver.health = `${url}/readyz`;

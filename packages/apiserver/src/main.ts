@@ -1,30 +1,7 @@
 /**
  * kubeling-apiserver: parses flags, builds the server, listens, and shuts down
- * cleanly on SIGTERM/SIGINT.
- *
- *   --etcd-servers=http://127.0.0.1:2379[,...]   (required)
- *   --etcd-prefix=/registry   (where the keys live in etcd: apiservers of different prefixes share one etcd)
- *   --bind-address=127.0.0.1  --secure-port=6443
- *   --etcd-compaction-interval=5m   --watch-cache-size=10000
- *   --tls-cert-file=PEM --tls-private-key-file=PEM   HTTPS (with --client-ca-file for x509 users)
- *   --client-ca-file=PEM  --token-auth-file=CSV  --enable-bootstrap-token-auth
- *   --service-account-signing-key-file=PEM --service-account-key-file=PEM (repeatable)
- *   --service-account-issuer=URL --api-audiences=a,b
- *   --audit-log-path=FILE|- --audit-log-level=info   (a JSON line per request, written
- *                                                    before its response: upstream's blocking mode)
- *   --enable-admission-plugins=A,B --disable-admission-plugins=C   (defaults: Priority,
- *     DefaultTolerationSeconds, LimitRanger, ResourceQuota; AlwaysPullImages is off)
- *   --admission-control-config-file=YAML   (an AdmissionConfiguration: each plugin's configuration)
- *   --authorization-mode=RBAC|AlwaysAllow   (RBAC when serving TLS)
- *   --kubelet-client-certificate=PEM --kubelet-client-key=PEM   HTTPS to kubelets as this client
- *   --kubelet-certificate-authority=PEM   (checks the kubelets' serving certificates)
- *   --enable-priority-and-fairness=true --max-requests-inflight=400 --max-mutating-requests-inflight=200
- *   --request-timeout=1m0s   (API Priority and Fairness: its seats, and how long a request may wait in a queue)
- *   --proxy-client-cert-file=PEM --proxy-client-key-file=PEM   the aggregation layer's client certificate to extension servers
- *   --requestheader-client-ca-file=PEM --requestheader-allowed-names=a,b   published for extension servers
- *   --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group
- *   --requestheader-extra-headers-prefix=X-Remote-Extra-
- *   --log-level=info
+ * cleanly on SIGTERM/SIGINT. The flags, with kube-apiserver's names and
+ * meanings, are listed in flags.ts and printed by `--help`.
  */
 import { readFileSync } from 'node:fs';
 import { parseDuration } from '@kubeling/apimachinery';
@@ -32,15 +9,46 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { buildApiServer } from './server.js';
 import { readAdmissionConfigFile } from './admission/config.js';
+import { readEncryptionConfigFile } from './storage/encryption/index.js';
 import type { AggregationOptions } from './aggregator/index.js';
+import { resolveAuthorization, type AuthorizationFlags } from './auth/authz-config.js';
+import { authenticationFlags } from './auth/authn-config.js';
+import { parseArgsOptions, usage } from './flags.js';
 
-function authzMode(v: string): 'RBAC' | 'AlwaysAllow' {
-  // Upstream takes a list (e.g. Node,RBAC). Node is accepted; until the Node
-  // authorizer exists, kubelets are authorized by the system:node ClusterRole.
-  const modes = v.split(',');
-  if (modes.includes('AlwaysAllow')) return 'AlwaysAllow';
-  if (modes.every((m) => m === 'RBAC' || m === 'Node')) return 'RBAC';
-  throw new Error(`--authorization-mode: unsupported ${v} (RBAC, Node, AlwaysAllow)`);
+/**
+ * The --authorization-* flags (upstream's BuiltInAuthorizationOptions), checked
+ * before anything starts: a mistake ends the process with upstream's messages.
+ */
+function authzMode(values: Record<string, string | boolean | string[] | undefined>, tls: boolean) {
+  const str = (k: string) => (values[k] as string | undefined) || undefined;
+  try {
+    const ttl = (k: string) => {
+      const v = str(k);
+      if (v === undefined) return undefined;
+      try {
+        return parseDuration(v);
+      } catch {
+        throw new Error(`invalid argument ${JSON.stringify(v)} for "--${k}" flag: time: invalid duration ${JSON.stringify(v)}`);
+      }
+    };
+    const authorizedTTL = ttl('authorization-webhook-cache-authorized-ttl');
+    const unauthorizedTTL = ttl('authorization-webhook-cache-unauthorized-ttl');
+    const f = {
+      policyFile: str('authorization-policy-file'),
+      webhookConfigFile: str('authorization-webhook-config-file'),
+      webhookVersion: str('authorization-webhook-version'),
+      webhookCacheAuthorizedTTLMs: authorizedTTL,
+      webhookCacheUnauthorizedTTLMs: unauthorizedTTL,
+      configFile: str('authorization-config'),
+    };
+    const authorization = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)) as AuthorizationFlags;
+    const mode = str('authorization-mode');
+    resolveAuthorization(mode, authorization, tls ? ['Node', 'RBAC'] : ['AlwaysAllow']);
+    return { ...(mode ? { authorizationMode: mode } : {}), authorization };
+  } catch (e) {
+    process.stderr.write(`Error: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
 }
 
 const list = (v: string | undefined) => (v ?? '').split(',').filter(Boolean);
@@ -68,52 +76,17 @@ function aggregationFlags(values: Record<string, string | boolean | string[] | u
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      'etcd-servers': { type: 'string' },
-      'etcd-prefix': { type: 'string', default: '/registry' },
-      'bind-address': { type: 'string', default: '127.0.0.1' },
-      'secure-port': { type: 'string', default: '6443' },
-      'etcd-compaction-interval': { type: 'string', default: '5m' },
-      'watch-cache-size': { type: 'string', default: '10000' },
-      'log-level': { type: 'string', default: 'info' },
-      'tls-cert-file': { type: 'string' },
-      'tls-private-key-file': { type: 'string' },
-      'client-ca-file': { type: 'string' },
-      'token-auth-file': { type: 'string' },
-      'enable-bootstrap-token-auth': { type: 'boolean', default: false },
-      'authorization-mode': { type: 'string' },
-      'kubelet-client-certificate': { type: 'string' },
-      'kubelet-client-key': { type: 'string' },
-      'kubelet-certificate-authority': { type: 'string' },
-      'service-account-key-file': { type: 'string', multiple: true },
-      'service-account-signing-key-file': { type: 'string' },
-      'service-account-issuer': { type: 'string', default: 'https://kubernetes.default.svc.cluster.local' },
-      'api-audiences': { type: 'string' },
-      'enable-admission-plugins': { type: 'string' },
-      'audit-log-path': { type: 'string' },
-      'audit-log-level': { type: 'string', default: 'info' },
-      'disable-admission-plugins': { type: 'string' },
-      'admission-control-config-file': { type: 'string' },
-      'enable-priority-and-fairness': { type: 'string', default: 'true' },
-      'max-requests-inflight': { type: 'string', default: '400' },
-      'max-mutating-requests-inflight': { type: 'string', default: '200' },
-      'request-timeout': { type: 'string', default: '1m0s' },
-      'proxy-client-cert-file': { type: 'string' },
-      'proxy-client-key-file': { type: 'string' },
-      'requestheader-client-ca-file': { type: 'string' },
-      'requestheader-allowed-names': { type: 'string', default: '' },
-      'requestheader-username-headers': { type: 'string', default: 'X-Remote-User' },
-      'requestheader-group-headers': { type: 'string', default: 'X-Remote-Group' },
-      'requestheader-extra-headers-prefix': { type: 'string', default: 'X-Remote-Extra-' },
-    },
-    strict: true,
-  });
+  const { values: raw } = parseArgs({ options: parseArgsOptions(), strict: true });
+  if (raw.help) {
+    process.stdout.write(usage());
+    return;
+  }
+  const values = raw as Record<string, string | undefined> & { 'service-account-key-file'?: string[]; 'enable-bootstrap-token-auth'?: boolean };
   if (!values['etcd-servers']) {
     process.stderr.write('error: --etcd-servers is required\n');
     process.exit(2);
   }
-  const logger = pino({ level: values['log-level'], base: { component: 'apiserver' } });
+  const logger = pino({ level: values['log-level'] ?? 'info', base: { component: 'apiserver' } });
   const port = Number(values['secure-port']);
   const host = values['bind-address']!;
   const server = await buildApiServer({
@@ -151,6 +124,7 @@ async function main(): Promise<void> {
       disable: (values['disable-admission-plugins'] ?? '').split(',').filter(Boolean),
     },
     ...(values['admission-control-config-file'] ? { admissionConfig: readAdmissionConfigFile(values['admission-control-config-file']) } : {}),
+    ...(values['encryption-provider-config'] ? { encryptionConfig: readEncryptionConfigFile(values['encryption-provider-config']) } : {}),
     ...(values['service-account-signing-key-file']
       ? {
           serviceAccount: {
@@ -161,7 +135,7 @@ async function main(): Promise<void> {
           },
         }
       : {}),
-    ...(values['authorization-mode'] ? { authorizationMode: authzMode(values['authorization-mode']) } : {}),
+    ...authzMode(values, !!(values['tls-cert-file'] && values['tls-private-key-file'])),
     ...(values['kubelet-client-certificate'] && values['kubelet-client-key']
       ? {
           kubeletClient: {
@@ -172,6 +146,7 @@ async function main(): Promise<void> {
         }
       : {}),
     aggregation: aggregationFlags(values),
+    ...authenticationFlags(values),
   });
   await server.app.listen({ host, port });
   logger.info({ host, port }, 'apiserver listening');

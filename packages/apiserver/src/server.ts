@@ -11,6 +11,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ResourceDef } from '@kubeling/api';
 import { EtcdStorage } from './storage/etcd.js';
+import type { EncryptionConfiguration } from './storage/encryption/index.js';
 import { bootstrap } from './bootstrap.js';
 import { startCompaction } from './compaction.js';
 import { Cacher } from './storage/cacher.js';
@@ -23,6 +24,8 @@ import { setupAdmission } from './admission/setup.js';
 import { inlineAdmissionConfig } from './admission/config.js';
 import { type AggregationOptions, publishAuthentication, setupAggregation } from './aggregator/index.js';
 import { buildAuth } from './auth/setup.js';
+import { type AuthenticationConfiguration, authenticationOptions, type TokenWebhookOptions } from './auth/authn-config.js';
+import { authorizerTypes, resolveAuthorization, type AuthorizationFlags } from './auth/authz-config.js';
 import { MAX_HEADER_BYTES, clientErrorHandler, frameworkErrors, statusErrors } from './http/errors.js';
 import type { Registry } from './http/resource-handler.js';
 import { upgradeRouting } from './http/upgrade.js';
@@ -78,8 +81,14 @@ export interface ApiServerOptions {
    * `plugins[].configuration` (main.ts reads --admission-control-config-file into this).
    */
   admissionConfig?: Record<string, Record<string, unknown>>;
-  /** AlwaysAllow (no authentication, the default without TLS) or RBAC (the default with TLS). */
-  authorizationMode?: 'AlwaysAllow' | 'RBAC';
+  /**
+   * --authorization-mode: the authorizers in order ('Node,RBAC' or a list of AlwaysAllow,
+   * AlwaysDeny, ABAC, Webhook, Node, RBAC). Default: Node,RBAC with TLS, else AlwaysAllow, which
+   * alone means no authentication either.
+   */
+  authorizationMode?: string | readonly string[];
+  /** The other --authorization-* flags: ABAC's policy file, the webhook's, or --authorization-config. */
+  authorization?: AuthorizationFlags;
   /**
    * How the apiserver reaches kubelets (pods/log): HTTPS with this client
    * certificate (upstream's --kubelet-client-certificate/-key), checking their
@@ -95,8 +104,16 @@ export interface ApiServerOptions {
   maxMutatingRequestsInflight?: number;
   /** --request-timeout in seconds (60): a request waits in an APF queue a quarter of it at most. */
   requestTimeoutSeconds?: number;
-  /** The aggregation layer: the front-proxy client certificate and the request-header settings extension servers trust. */
+  /** The aggregation layer: the front-proxy client certificate and the request-header settings extension servers trust (and this server too). */
   aggregation?: AggregationOptions;
+  /** --authentication-config (parsed), or the --oidc-* flags as one: JWT issuers authenticating bearer tokens. */
+  authenticationConfig?: AuthenticationConfiguration;
+  /** --oidc-signing-algs (with the --oidc-* flags); every algorithm upstream allows otherwise. */
+  oidcSigningAlgs?: string[];
+  /** --authentication-token-webhook-config-file, -cache-ttl, -version. */
+  authenticationTokenWebhook?: TokenWebhookOptions;
+  /** --encryption-provider-config (parsed): which resources are encrypted at rest, and how. */
+  encryptionConfig?: EncryptionConfiguration;
 }
 
 export interface ApiServer {
@@ -122,6 +139,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       dialTimeout: 5000,
       ...(opts.etcdMaxRequestBytes ? { maxRequestBytes: opts.etcdMaxRequestBytes } : {}),
       ...(opts.etcdPrefix ? { prefix: opts.etcdPrefix } : {}),
+      ...(opts.encryptionConfig ? { encryptionConfig: opts.encryptionConfig, ...(opts.logger ? { logger: opts.logger } : {}) } : {}),
     },
     { observe: (op, s) => metrics.etcdLatency(op, s) },
   );
@@ -134,7 +152,14 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
             cert: opts.tls.cert,
             key: opts.tls.key,
             maxHeaderSize: MAX_HEADER_BYTES,
-            ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+            // Both CAs are asked for; each authenticator then checks which one signed (auth/requestheader.ts).
+            ...(opts.tls.clientCA || opts.aggregation?.requestHeader
+              ? {
+                  ca: [opts.tls.clientCA, opts.aggregation?.requestHeader?.clientCA].filter((c): c is string => !!c),
+                  requestCert: true,
+                  rejectUnauthorized: false,
+                }
+              : {}),
           },
         }
       : { http: { maxHeaderSize: MAX_HEADER_BYTES } }),
@@ -172,17 +197,19 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
       new Store(def, strategyFor(def), storage, cacherOf(storagePrefix(def)), nsLifecycle, new AdmissionChain()),
     );
   }
-  const authzMode = opts.authorizationMode ?? (opts.tls ? 'RBAC' : 'AlwaysAllow');
+  const authzPlan = resolveAuthorization(opts.authorizationMode, opts.authorization, opts.tls ? ['Node', 'RBAC'] : ['AlwaysAllow']);
+  const authzModes = authorizerTypes(authzPlan);
   const { unsubscribe, ...credentials } = buildAuth(registry, {
-    mode: authzMode,
+    authorization: authzPlan,
     ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
     ...(opts.enableBootstrapTokenAuth ? { bootstrapTokens: true } : {}),
     ...(opts.serviceAccount ? { serviceAccount: opts.serviceAccount } : {}),
+    authentication: authenticationOptions(opts),
   });
   const { authenticator, authorizer } = credentials;
 
   const everyResource = setupAdmission(app, registry, catalog, authorizer, {
-    authzMode,
+    authzModes,
     ...(opts.admission ? { admission: opts.admission } : {}),
     ...(opts.admissionConfig ? { pluginConfig: inlineAdmissionConfig(opts.admissionConfig) } : {}),
     serviceAccounts: !!opts.serviceAccount,
@@ -220,8 +247,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
   app.register(statusErrors, { maxBody });
   app.register(upgradeRouting);
   if (authenticator) app.register(authentication, { authenticator });
-  if (opts.audit)
-    app.register(audit, { logger: opts.audit, unauthenticatedUser: opts.authorizationMode === 'RBAC' || opts.tls ? 'system:anonymous' : 'system:admin' });
+  if (opts.audit) app.register(audit, { logger: opts.audit, unauthenticatedUser: authenticator || opts.tls ? 'system:anonymous' : 'system:admin' });
   if (authorizer) app.register(impersonation, { authorizer });
   if (apf) app.register(priorityAndFairness, { flowControl: apf.flowControl, requestTimeoutSeconds: opts.requestTimeoutSeconds ?? 60 });
   if (authorizer) app.register(authorization, { authorizer });
@@ -265,7 +291,7 @@ export async function buildApiServer(opts: ApiServerOptions): Promise<ApiServer>
     await bootstrap(registry, storage, {
       advertiseAddress,
       scheme: opts.tls ? 'https' : 'http',
-      rbac: authzMode === 'RBAC',
+      rbac: authzModes.includes('RBAC'),
       flowControl: apf !== undefined,
       ...(opts.logger ? { logger: opts.logger } : {}),
     });

@@ -40,7 +40,7 @@ function sameResources(a: Record<string, string | number> | null | undefined, b:
 }
 
 /** Whether `ss` tolerates everything `t` does (isSuperset). */
-function isSuperset(ss: Toleration, t: Toleration): boolean {
+export function isSuperset(ss: Toleration, t: Toleration): boolean {
   if (jsonEqual(ss, t)) return true;
   if ((t.key ?? '') !== (ss.key ?? '') && (ss.key || ss.operator !== 'Exists')) return false;
   if ((t.effect ?? '') !== (ss.effect ?? '') && ss.effect) return false;

@@ -40,6 +40,18 @@ export interface WebhookContext {
 
 const matchList = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
 
+/**
+ * rules.Matcher's resource check: `res/sub` with `*` for either part, a bare
+ * resource naming no subresource (`*` is every resource, but no exec, status...).
+ */
+const resourceMatches = (list: string[] | undefined, resource: string, sub = '') =>
+  !!list &&
+  list.some((rule) => {
+    const i = rule.indexOf('/');
+    const [rr, rs] = i < 0 ? [rule, ''] : [rule.slice(0, i), rule.slice(i + 1)];
+    return (rr === '*' || rr === resource) && (rs === '*' || rs === sub);
+  });
+
 function post(url: string, body: string, caBundle: string | undefined, timeoutMs: number): Promise<{ response?: AdmissionResponse }> {
   const u = new URL(url);
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -100,13 +112,12 @@ abstract class WebhookPlugin {
     const out: Webhook[] = [];
     for (const cfg of items) {
       for (const w of (cfg as WebhookConfiguration).webhooks ?? []) {
-        const res = a.subresource ? `${resource}/${a.subresource}` : resource;
         const ruleOk = (w.rules ?? []).some(
           (r) =>
             matchList(r.operations, a.operation) &&
             matchList(r.apiGroups, group) &&
             matchList(r.apiVersions, gvk?.version ?? 'v1') &&
-            (matchList(r.resources, res) || (!!a.subresource && r.resources?.includes(`*/${a.subresource}`))) &&
+            resourceMatches(r.resources, resource, a.subresource) &&
             (!r.scope || r.scope === '*' || (r.scope === 'Namespaced') === !!a.namespace),
         );
         if (!ruleOk) continue;

@@ -1,13 +1,17 @@
 /**
- * Authentication (k8s.io/apiserver pkg/authentication): x509 client
- * certificates verified against the client CA (CN = user, O = groups), then
- * bearer tokens from the static token file. The first that recognises the
- * request wins; a bearer token nobody recognises is a 401 even where anonymous
+ * Authentication (k8s.io/apiserver pkg/authentication): the front proxy's
+ * request headers (requestheader.ts), x509 client certificates chaining to the
+ * client CA (CN = user, O = groups; each authenticator checks its own CA, as
+ * the TLS server trusts both), then bearer tokens (static file, bootstrap,
+ * ServiceAccount, JWT issuers, webhook). The first that recognises the
+ * request wins; credentials nobody accepts (a bearer token, a certificate of
+ * no trusted CA, a proxy CN not allowed) are a 401 even where anonymous
  * access would do. Authenticated users are in `system:authenticated`.
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import type { CertPool, RequestHeaderAuthenticator } from './requestheader.js';
 import type { UserInfo } from './types.js';
 
 export type AuthnResult = { user: UserInfo } | { error: string } | undefined;
@@ -64,8 +68,18 @@ function withAuthenticated(u: UserInfo): UserInfo {
   return { ...u, groups };
 }
 
+export interface CertificateAuthenticators {
+  /** --client-ca-file: certificates chaining to it are users. */
+  clientCA?: CertPool;
+  /** --requestheader-*: asked first, as in upstream's chain. */
+  requestHeader?: RequestHeaderAuthenticator;
+}
+
 export class Authenticator {
-  constructor(private readonly tokens: TokenAuthenticator[]) {}
+  constructor(
+    private readonly tokens: TokenAuthenticator[],
+    private readonly certs: CertificateAuthenticators = {},
+  ) {}
 
   /** TokenReview: the user a bearer token stands for, if any. */
   async authenticateBearer(token: string): Promise<UserInfo | undefined> {
@@ -77,15 +91,13 @@ export class Authenticator {
   }
 
   async authenticate(req: IncomingMessage): Promise<AuthnResult> {
-    const sock = req.socket as TLSSocket;
-    if (sock.encrypted && sock.authorized) {
-      const subj = sock.getPeerCertificate()?.subject as { CN?: string | string[]; O?: string | string[] } | undefined;
-      const cn = Array.isArray(subj?.CN) ? subj.CN[0] : subj?.CN;
-      if (cn) {
-        const o = subj?.O;
-        return { user: withAuthenticated({ name: cn, groups: Array.isArray(o) ? o : o ? [o] : [] }) };
-      }
-    }
+    const errors: string[] = [];
+    const proxied = this.certs.requestHeader?.authenticate(req);
+    if (proxied && 'user' in proxied) return { user: withAuthenticated(proxied.user) };
+    if (proxied) errors.push(proxied.error);
+    const cert = this.certs.clientCA?.verifyPeer(req.socket as TLSSocket);
+    if (cert && 'error' in cert) errors.push(cert.error);
+    else if (cert?.cn) return { user: withAuthenticated({ name: cert.cn, groups: cert.orgs }) };
     const auth = req.headers.authorization;
     if (auth) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
@@ -97,6 +109,6 @@ export class Authenticator {
         return { error: 'invalid bearer token' };
       }
     }
-    return undefined;
+    return errors.length ? { error: errors.join('; ') } : undefined;
   }
 }

@@ -6,8 +6,8 @@
  * watch cache, so no request reads etcd to be authorized.
  */
 import type { KubeObject, rbacv1 } from '@kubeling/api';
-import { selectorFromLabelSelector } from '@kubeling/apimachinery';
-import type { Attributes, Authorizer, Decision, UserInfo } from './types.js';
+import { field, selectorFromLabelSelector } from '@kubeling/apimachinery';
+import type { Attributes, Authorizer, Decision, RuleSet, UserInfo } from './types.js';
 
 export interface PolicyRule {
   verbs: string[];
@@ -141,6 +141,22 @@ export class RbacAuthorizer implements Authorizer {
     return out;
   }
 
+  /** RulesFor: the user's rules in the namespace, as a rules review lists them. */
+  resolveRules(user: UserInfo, namespace: string): RuleSet {
+    const out: RuleSet = { resourceRules: [], nonResourceRules: [], incomplete: false };
+    for (const r of this.rulesFor(user, namespace || undefined)) {
+      if (r.resources?.length)
+        out.resourceRules.push({
+          verbs: r.verbs,
+          apiGroups: r.apiGroups ?? [],
+          resources: r.resources,
+          ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}),
+        });
+      if (r.nonResourceURLs?.length) out.nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
+    }
+    return out;
+  }
+
   authorize(a: Attributes): Decision {
     for (const b of this.clusterRoleBindings.values()) {
       if (!b.subjects.some((s) => subjectMatches(s, a.user, undefined))) continue;
@@ -165,17 +181,42 @@ export class MastersAuthorizer implements Authorizer {
   }
 }
 
+/**
+ * The union of authorizers (k8s.io/apiserver pkg/authorization/union): each
+ * is asked in order and the first allow or deny is the answer, with that
+ * authorizer's reason. When none has an opinion the request is refused with
+ * every reason given, one a line. Evaluation errors are gathered as
+ * upstream's aggregate (`[a, b]`). The rules of a rules review are those of
+ * every authorizer that lists rules, incomplete when any says so.
+ */
 export class UnionAuthorizer implements Authorizer {
   constructor(private readonly list: Authorizer[]) {}
+
   async authorize(a: Attributes): Promise<Decision> {
     const reasons: string[] = [];
+    const errors: string[] = [];
     for (const z of this.list) {
       const d = await z.authorize(a);
-      if (d.allowed) return d;
+      if (d.error) errors.push(d.error);
       if (d.reason) reasons.push(d.reason);
-      // An explicit denial (the Node authorizer's) is final.
-      if (d.denied) return { allowed: false, reason: reasons.join('\n'), denied: true };
+      if (d.allowed || d.denied) return d;
     }
-    return { allowed: false, reason: reasons.join('\n') };
+    const error = field.aggregateStrings(errors);
+    return { allowed: false, reason: reasons.join('\n'), ...(error ? { error } : {}) };
+  }
+
+  resolveRules(user: UserInfo, namespace: string): RuleSet {
+    const out: RuleSet = { resourceRules: [], nonResourceRules: [], incomplete: false };
+    const errors: string[] = [];
+    for (const z of this.list) {
+      if (!z.resolveRules) continue;
+      const r = z.resolveRules(user, namespace);
+      out.resourceRules.push(...r.resourceRules);
+      out.nonResourceRules.push(...r.nonResourceRules);
+      if (r.incomplete) out.incomplete = true;
+      if (r.error) errors.push(r.error);
+    }
+    const error = field.aggregateStrings(errors);
+    return error ? { ...out, error } : out;
   }
 }

@@ -17,18 +17,51 @@ export interface Attributes {
   resource?: string;
   subresource?: string;
   name?: string;
+  /** The API version requested, when known (a webhook is told it). */
+  apiVersion?: string;
   /** Non-resource requests. */
   path?: string;
 }
 
-export type Decision = { allowed: true; reason: string } | { allowed: false; reason: string; denied?: boolean };
+/**
+ * An authorizer's answer (authorizer.Decision): allow; deny (`denied`, final
+ * in a union); or no opinion (neither), leaving the request to the next
+ * authorizer. `error` is an evaluation error (a webhook that failed, a match
+ * condition that did not evaluate): reported by access reviews as
+ * `evaluationError`, never to the requester in a 403.
+ */
+export type Decision = { allowed: true; reason: string; error?: string } | { allowed: false; reason: string; denied?: boolean; error?: string };
+
+/** A rule of a rules review (authorizer.ResourceRuleInfo / NonResourceRuleInfo). */
+export interface ResourceRule {
+  verbs: string[];
+  apiGroups: string[];
+  resources: string[];
+  resourceNames?: string[];
+}
+export interface NonResourceRule {
+  verbs: string[];
+  nonResourceURLs: string[];
+}
+
+/** What an authorizer can tell of a user's rules (authorizer.RuleResolver's RulesFor). */
+export interface RuleSet {
+  resourceRules: ResourceRule[];
+  nonResourceRules: NonResourceRule[];
+  /** Some of what the user may do cannot be listed (a webhook, the Node authorizer for a node). */
+  incomplete: boolean;
+  error?: string;
+}
 
 /**
  * Decides one request. Local authorizers (RBAC, Node) answer at once; remote
  * ones (Webhook) answer with a promise, so callers always `await`.
+ * `resolveRules`, when present, lists a user's rules in a namespace
+ * (SelfSubjectRulesReview).
  */
 export interface Authorizer {
   authorize(a: Attributes): Decision | Promise<Decision>;
+  resolveRules?(user: UserInfo, namespace: string): RuleSet;
 }
 
 export const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };

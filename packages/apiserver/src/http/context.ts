@@ -56,7 +56,12 @@ export interface HandlerContext {
 
 /** The answer, as JSON, YAML or protobuf per Accept, with warnings as `Warning: 299` headers. */
 export function send(c: HandlerContext, code: number, body: unknown, warnings: string[] = []) {
-  for (const w of warnings) c.reply.header('Warning', `299 - ${JSON.stringify(w)}`);
+  // One header line per warning: reply.header() replaces a header set twice, so they are set at once.
+  if (warnings.length)
+    c.reply.header(
+      'Warning',
+      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
   const { payload, contentType } = encodeFor(body, c.req.headers.accept);
   return c.reply.code(code).type(contentType).send(payload);
 }

@@ -13,6 +13,7 @@ import type { KubeObject } from '@kubeling/api';
 import { badRequest, failure, parseBool, serviceUnavailable, type StatusError } from '@kubeling/apimachinery';
 import { dialUpgrade, isWebSocketUpgrade, readText, spliceUpgrade, STREAM_PROTOCOLS } from '@kubeling/client/remotecommand';
 import type { Store } from '../registry/store.js';
+import { admitConnect } from '../admission/connect.js';
 import { forbiddenMessage, type Attributes } from '../auth/types.js';
 import { q1, type Query } from './request-info.js';
 import type { HandlerContext } from './context.js';
@@ -152,6 +153,9 @@ export async function podLogs(c: HandlerContext, store: Store, ns: string | unde
 export async function podStream(c: HandlerContext, store: Store, ns: string | undefined, kind: 'exec' | 'attach') {
   const q = c.req.query as Query;
   await requireCreateForGet(c, ns, kind);
+  // CONNECT admission first, as upstream's ConnectResource: a refusal never reaches the kubelet.
+  const user = c.req.user;
+  await admitConnect(store.admission, { subresource: kind, namespace: ns, name: c.info.name, query: q, ...(user ? { user } : {}) });
   const pod = await store.get(ns, c.info.name);
   const container = containerOf(pod, q1(q, 'container'));
   const raw = q.command;

@@ -7,7 +7,8 @@
  */
 import type { KubeObject } from '@kubeling/api';
 
-export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+/** CONNECT: exec and attach into a pod; the object is the request's options (PodExecOptions, PodAttachOptions). */
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 export interface AdmissionAttributes {
   operation: Operation;

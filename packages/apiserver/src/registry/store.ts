@@ -222,7 +222,9 @@ export class Store {
         subresource: opts.subresource,
         fieldContext: () => this.fieldContext(opts.ctx, opts.subresource),
       });
-      if (jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
+      // A no-op update is not written, unless the stored value was read with a key that is
+      // no longer the first (upstream's stale flag): rewriting is how keys are rotated.
+      if (!cur.stale && jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
       if (opts.ctx?.dryRun) return { obj: await this.ext(candidate), created: false };
       const finishing =
         candidate.metadata.deletionTimestamp &&

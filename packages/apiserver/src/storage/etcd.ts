@@ -13,17 +13,30 @@
  * Keys are written as `/registry/<resource>/...` everywhere above this class;
  * a storage made with another `prefix` (upstream's --etcd-prefix) keeps them
  * under that prefix in etcd instead, so several control planes can share one etcd.
+ *
+ * With an encryption configuration (--encryption-provider-config), values of the
+ * configured resources pass through their transformer on the way in and out, the
+ * etcd key being the authenticated data (storage/encryption). Other resources
+ * take the plain path: no transformer lookup per value when nothing is encrypted,
+ * and no Promise unless a KMS plugin must be asked for a data key.
  */
-import { Etcd3, GRPCDeadlineExceededError, GRPCResourceExhastedError, isRecoverableError, type IOptions, type IRangeResponse } from 'etcd3';
+import { Etcd3, GRPCDeadlineExceededError, GRPCResourceExhastedError, isRecoverableError, type IKeyValue, type IOptions, type IRangeResponse } from 'etcd3';
 import { ConstantBackoff, handleWhen, noop, retry, type IBackoff } from 'cockatiel';
+import type { Logger } from 'pino';
 import type { KubeObject } from '@kubeling/api';
 import { StatusError, failure } from '@kubeling/apimachinery';
+import { type Encryption, type EncryptionConfiguration, buildEncryption } from './encryption/index.js';
+import { type UndecodableHandler, ValueCodec, decodeStored, encodeStored } from './values.js';
+
+export { type UndecodableHandler, decodeStored, encodeStored, transformError } from './values.js';
 
 export interface StoredObject {
   obj: KubeObject;
   rev: number;
   /** Set on objects read by `range`. */
   key?: string;
+  /** Read through a provider or key other than the configured first one: an update should rewrite it even when unchanged. */
+  stale?: boolean;
 }
 
 export class StorageKeyExists extends Error {
@@ -112,19 +125,6 @@ export function prefixEnd(prefix: string): Buffer {
   return Buffer.from([0]);
 }
 
-export function decodeStored(value: Buffer | Uint8Array, rev: number): KubeObject {
-  const obj = JSON.parse(Buffer.from(value).toString('utf8')) as KubeObject;
-  obj.metadata = obj.metadata ?? {};
-  obj.metadata.resourceVersion = String(rev);
-  return obj;
-}
-
-export function encodeStored(obj: KubeObject): Buffer {
-  const meta = obj.metadata ?? {};
-  const { resourceVersion: _rv, selfLink: _sl, ...rest } = meta;
-  return Buffer.from(JSON.stringify({ ...obj, metadata: rest }));
-}
-
 const isCompactedError = (e: unknown) => /compacted/i.test(String((e as Error)?.message ?? e));
 
 /** etcd's default --max-request-bytes (1.5 MiB). */
@@ -143,6 +143,10 @@ export interface EtcdStorageOptions {
   callTimeoutMs?: number;
   /** Where the keys live in etcd (--etcd-prefix): `/registry` unless given. */
   prefix?: string;
+  /** Encryption at rest (--encryption-provider-config); validated here, so a bad one fails the start. */
+  encryptionConfig?: EncryptionConfiguration;
+  /** Where KMS plugin problems are reported. */
+  logger?: Logger;
 }
 
 /** The prefix every key has above the storage layer. */
@@ -180,11 +184,16 @@ export class EtcdStorage {
   /** Where the keys live in etcd, without a trailing slash. */
   readonly prefix: string;
   private pageSize: number;
+  /** The transformers of encrypted resources, when configured. */
+  readonly encryption: Encryption | undefined;
+  private readonly values: ValueCodec | undefined;
 
   constructor(
     opts: EtcdStorageOptions,
     private readonly metrics?: Metrics,
   ) {
+    this.encryption = opts.encryptionConfig ? buildEncryption(opts.encryptionConfig, opts.logger ? { logger: opts.logger } : {}) : undefined;
+    this.values = this.encryption ? new ValueCodec(this.encryption, (k) => this.registryKey(k)) : undefined;
     this.client = new Etcd3(clientOptions(opts));
     this.maxRequestBytes = opts.maxRequestBytes ?? ETCD_MAX_REQUEST_BYTES;
     this.pageSize = opts.pageSize ?? 500;
@@ -205,6 +214,15 @@ export class EtcdStorage {
   registryKey(key: Buffer): string {
     const s = key.toString();
     return this.prefix === REGISTRY_PREFIX ? s : REGISTRY_PREFIX + s.slice(this.prefix.length);
+  }
+
+  /**
+   * The object of a value read at `etcdKey`: decrypted first when its resource
+   * is encrypted. Throws (or rejects) an InternalError naming the key when the
+   * value cannot be decrypted; a Promise only when a KMS plugin must be asked.
+   */
+  decodeValue(etcdKey: Buffer, value: Buffer, rev: number): StoredObject | Promise<StoredObject> {
+    return this.values ? this.values.decode(etcdKey, value, rev) : { obj: decodeStored(value, rev), rev };
   }
 
   /** A watch on etcd of every key below `keyPrefix` (a `/registry/...` prefix); events carry etcd keys (see `registryKey`). */
@@ -243,15 +261,14 @@ export class EtcdStorage {
     const res = await this.timed('get', () => this.client.kv.range({ key: this.etcdKey(key) }));
     const kv = res.kvs[0];
     if (!kv) return undefined;
-    const rev = Number(kv.mod_revision);
-    return { obj: decodeStored(kv.value, rev), rev };
+    return this.decodeValue(kv.key, kv.value, Number(kv.mod_revision));
   }
 
   /**
    * Reads keys in [from, end) in key order at `revision` (0 = now), at most `limit`
    * (0 = all). Throws StorageCompacted when the revision is gone.
    */
-  async range(from: string | Buffer, end: Buffer, opts: { revision?: number; limit?: number } = {}): Promise<RangeResult> {
+  async range(from: string | Buffer, end: Buffer, opts: { revision?: number; limit?: number; onError?: UndecodableHandler } = {}): Promise<RangeResult> {
     try {
       // An unbounded read is a page of the default size; callers follow `more`.
       let limit = opts.limit && opts.limit > 0 ? opts.limit : this.pageSize;
@@ -274,10 +291,12 @@ export class EtcdStorage {
           this.pageSize = Math.min(this.pageSize, limit);
         }
       }
-      const items = res.kvs.map((kv) => {
-        const rev = Number(kv.mod_revision);
-        return { obj: decodeStored(kv.value, rev), rev, key: this.registryKey(kv.key) };
-      });
+      const items = this.values
+        ? await this.values!.decodeAll(res.kvs, opts.onError)
+        : res.kvs.map((kv) => {
+            const rev = Number(kv.mod_revision);
+            return { obj: decodeStored(kv.value, rev), rev, key: this.registryKey(kv.key) };
+          });
       const count = Number(res.count);
       return { items, rev: Number(res.header.revision), more: res.more, count };
     } catch (e) {
@@ -292,52 +311,73 @@ export class EtcdStorage {
    * one), a page at a time so that no single response is unbounded. A page too
    * big for the client's receive limit is read again in halves.
    */
-  async rangeAll(from: string, end: Buffer, opts: { revision?: number } = {}): Promise<{ items: StoredObject[]; rev: number }> {
+  async rangeAll(from: string, end: Buffer, opts: { revision?: number; onError?: UndecodableHandler } = {}): Promise<{ items: StoredObject[]; rev: number }> {
     const items: StoredObject[] = [];
     let rev = opts.revision ?? 0;
     let start: string | Buffer = from;
     for (;;) {
-      const page = await this.range(start, end, { revision: rev, limit: this.pageSize });
+      // The page's last key, skipped values included, is where the next page starts.
+      let last: string | undefined;
+      const seen = (key: string) => {
+        if (last === undefined || key > last) last = key;
+      };
+      const onError = opts.onError;
+      const page = await this.range(start, end, {
+        revision: rev,
+        limit: this.pageSize,
+        ...(onError
+          ? {
+              onError: ((key, r, err, raw) => {
+                seen(key);
+                onError(key, r, err, raw);
+              }) satisfies UndecodableHandler,
+            }
+          : {}),
+      });
       if (!rev) rev = page.rev;
       for (const it of page.items) items.push(it);
-      if (!page.more || !page.items.length) break;
-      start = Buffer.concat([Buffer.from(page.items[page.items.length - 1]!.key!), Buffer.from([0])]);
+      const lastItem = page.items[page.items.length - 1]?.key;
+      if (lastItem !== undefined) seen(lastItem);
+      if (!page.more || last === undefined) break;
+      start = Buffer.concat([Buffer.from(last), Buffer.from([0])]);
     }
     return { items, rev };
   }
 
   /** create: If(mod_revision == 0) Then(put). Returns the stored object with its resourceVersion. */
   async create(key: string, obj: KubeObject): Promise<StoredObject> {
-    const value = encodeStored(obj);
-    this.checkSize(key, value);
     const k = this.etcdKey(key);
+    const { plain, value } = this.values ? await this.values.encode(key, k, obj) : { plain: encodeStored(obj), value: undefined };
+    const stored = value ?? plain;
+    this.checkSize(key, stored);
     const res = await this.timed('create', () =>
       this.client.kv.txn({
         compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: 0 }],
-        success: [{ request_put: { key: k, value } }],
+        success: [{ request_put: { key: k, value: stored } }],
         failure: [],
       }),
     );
     if (!res.succeeded) throw new StorageKeyExists(key);
     const rev = Number(res.header.revision);
-    return { obj: decodeStored(value, rev), rev };
+    return { obj: decodeStored(plain, rev), rev };
   }
 
   /** update: If(mod_revision == rev) Then(put) Else(get). */
   async update(key: string, obj: KubeObject, expectedRev: number): Promise<StoredObject> {
-    const value = encodeStored(obj);
-    this.checkSize(key, value);
     const k = this.etcdKey(key);
+    const { plain, value } = this.values ? await this.values.encode(key, k, obj) : { plain: encodeStored(obj), value: undefined };
+    const stored = value ?? plain;
+    this.checkSize(key, stored);
     const res = await this.timed('update', () =>
       this.client.kv.txn({
         compare: [{ key: k, target: 'Mod', result: 'Equal', mod_revision: expectedRev }],
-        success: [{ request_put: { key: k, value } }],
+        success: [{ request_put: { key: k, value: stored } }],
         failure: [{ request_range: { key: k } }],
       }),
     );
-    if (!res.succeeded) throw new StorageConflict(key, currentFromFailure(res.responses));
+    if (!res.succeeded) throw new StorageConflict(key, await this.currentFromFailure(res.responses));
     const rev = Number(res.header.revision);
-    return { obj: decodeStored(value, rev), rev };
+    return { obj: decodeStored(plain, rev), rev };
   }
 
   /** delete: If(mod_revision == rev) Then(delete) Else(get). Returns the revision of the deletion. */
@@ -350,7 +390,7 @@ export class EtcdStorage {
         failure: [{ request_range: { key: k } }],
       }),
     );
-    if (!res.succeeded) throw new StorageConflict(key, currentFromFailure(res.responses));
+    if (!res.succeeded) throw new StorageConflict(key, await this.currentFromFailure(res.responses));
     return Number(res.header.revision);
   }
 
@@ -364,7 +404,15 @@ export class EtcdStorage {
     this.compactedRevision = Math.max(this.compactedRevision, revision);
   }
 
+  /** The object an Else branch read (the key's current value), if any. */
+  private currentFromFailure(responses: { response_range?: { kvs: IKeyValue[] } }[]): StoredObject | undefined | Promise<StoredObject> {
+    const kv = responses[0]?.response_range?.kvs[0];
+    if (!kv) return undefined;
+    return this.decodeValue(kv.key, kv.value, Number(kv.mod_revision));
+  }
+
   close(): void {
+    this.encryption?.close();
     this.client.close();
   }
 }
@@ -383,11 +431,4 @@ function interpretError(e: unknown): unknown {
     return new StorageUnavailable(e);
   }
   return e;
-}
-
-function currentFromFailure(responses: { response_range?: { kvs: { value: Buffer; mod_revision: string }[] } }[]): StoredObject | undefined {
-  const kv = responses[0]?.response_range?.kvs[0];
-  if (!kv) return undefined;
-  const rev = Number(kv.mod_revision);
-  return { obj: decodeStored(kv.value, rev), rev };
 }

@@ -1,11 +1,13 @@
 /**
  * The authorization.k8s.io reviews, created and never stored: the three
  * subject access reviews (may this user do this) and SelfSubjectRulesReview
- * (what may I do in this namespace), answered by the apiserver's authorizer.
+ * (what may I do in this namespace), answered by the apiserver's authorizer:
+ * its whole union, so that a webhook's denial is reported as `denied` and an
+ * authorizer's failure as `evaluationError` (pkg/registry/authorization).
  */
 import type { KubeObject } from '@kubeling/api';
 import { failure } from '@kubeling/apimachinery';
-import type { Attributes, Authorizer, RbacAuthorizer, UserInfo } from '../../auth/index.js';
+import type { Attributes, Authorizer, RbacAuthorizer, RuleSet, UserInfo } from '../../auth/index.js';
 
 const reviewed = (obj: KubeObject, kind: string) => ({
   ...obj,
@@ -61,33 +63,47 @@ export async function subjectAccessReview(
       }
     : { user, verb: nra!.verb ?? '', isResourceRequest: false, path: nra!.path ?? '' };
   const d = await deps.authorizer.authorize(attrs);
-  return { ...out, status: { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) } };
+  return {
+    ...out,
+    status: {
+      allowed: d.allowed,
+      ...(!d.allowed && d.denied ? { denied: true } : {}),
+      ...(d.reason ? { reason: d.reason } : {}),
+      ...(d.error ? { evaluationError: d.error } : {}),
+    },
+  };
 }
 
-/** SelfSubjectRulesReview: the requester's RBAC rules in the namespace (everything without authorization). */
+/**
+ * SelfSubjectRulesReview: the requester's rules in the namespace, from every
+ * authorizer that can list them (RBAC, ABAC, AlwaysAllow); `incomplete` when
+ * another (a webhook, the Node authorizer for a node) may allow more.
+ * Everything without authorization.
+ */
 export function selfSubjectRulesReview(
   obj: KubeObject,
   deps: { authorizer?: Authorizer | undefined; rbac?: RbacAuthorizer | undefined; requester?: UserInfo | undefined },
 ): Record<string, unknown> {
-  const ns = (obj as { spec?: { namespace?: string } }).spec?.namespace;
-  let resourceRules: Record<string, unknown>[] = [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }];
-  let nonResourceRules: Record<string, unknown>[] = [{ verbs: ['*'], nonResourceURLs: ['*'] }];
-  if (deps.authorizer && deps.rbac) {
+  const ns = (obj as { spec?: { namespace?: string } }).spec?.namespace ?? '';
+  let rules: RuleSet = {
+    resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+    nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+    incomplete: false,
+  };
+  if (deps.authorizer) {
     const user = deps.requester!;
-    const rules = deps.rbac.rulesFor(user, ns);
-    if (user.groups.includes('system:masters')) rules.unshift({ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] });
-    const dedupe = <T>(list: T[]) => [...new Map(list.map((x) => [JSON.stringify(x), x])).values()];
-    resourceRules = dedupe(
-      rules
-        .filter((r) => r.resources?.length)
-        .map((r) => ({
-          verbs: r.verbs,
-          apiGroups: r.apiGroups ?? [],
-          resources: r.resources ?? [],
-          ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}),
-        })),
-    );
-    nonResourceRules = dedupe(rules.filter((r) => r.nonResourceURLs?.length).map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs })));
+    if (deps.authorizer.resolveRules) rules = deps.authorizer.resolveRules(user, ns);
+    else if (deps.rbac) rules = deps.rbac.resolveRules(user, ns);
+    else rules = { resourceRules: [], nonResourceRules: [], incomplete: true };
   }
-  return { ...reviewed(obj, 'SelfSubjectRulesReview'), status: { resourceRules, nonResourceRules, incomplete: false } };
+  const dedupe = <T>(list: T[]) => [...new Map(list.map((x) => [JSON.stringify(x), x])).values()];
+  return {
+    ...reviewed(obj, 'SelfSubjectRulesReview'),
+    status: {
+      resourceRules: dedupe(rules.resourceRules),
+      nonResourceRules: dedupe(rules.nonResourceRules),
+      incomplete: rules.incomplete,
+      ...(rules.error ? { evaluationError: rules.error } : {}),
+    },
+  };
 }
