@@ -49,7 +49,13 @@ before(async () => {
   etcd = await startEtcdCluster(3);
   for (let i = 0; i < 2; i++) {
     const port = await freePort();
-    start('apiserver', [`--etcd-servers=${etcd.endpoints.join(',')}`, `--secure-port=${port}`, '--log-level=warn']);
+    // No node lifecycle controller runs to lift TaintNodesByCondition's taint.
+    start('apiserver', [
+      `--etcd-servers=${etcd.endpoints.join(',')}`,
+      `--secure-port=${port}`,
+      '--log-level=warn',
+      '--disable-admission-plugins=TaintNodesByCondition',
+    ]);
     apis.push(`http://127.0.0.1:${port}`);
   }
   for (const a of apis) await waitFor(async () => (await fetch(`${a}/readyz`)).ok, 90_000, `apiserver ${a}`);

@@ -30,7 +30,8 @@ async function startKubelet(node: string, sock: string, port: number): Promise<C
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'e2e-nodes-'));
-  env = await startTestEnv();
+  // The node lifecycle controller runs: new nodes are tainted not-ready until Ready, as in a cluster.
+  env = await startTestEnv({ server: { admission: { enable: ['TaintNodesByCondition'] } } });
   plane = await startControlPlane(env, ['deployment', 'replicaset', 'nodelifecycle', 'garbagecollector'], {
     nodeMonitorGracePeriodMs: 4000,
     nodeMonitorPeriodMs: 500,

@@ -67,7 +67,8 @@ before(async () => {
       cb();
     },
   });
-  env = await startTestEnv({ secure: true, server: { audit: pino({ level: 'info' }, sink) } });
+  // Every default controller runs, the node lifecycle one among them: TaintNodesByCondition on, as in a cluster.
+  env = await startTestEnv({ secure: true, server: { audit: pino({ level: 'info' }, sink), admission: { enable: ['TaintNodesByCondition'] } } });
   mgr = new ControllerManager({
     config: await identity('system:kube-controller-manager'),
     controllers: ['*'],

@@ -48,8 +48,9 @@ export interface TestEnvOptions {
   apiserverProcess?: boolean;
   /** HTTPS with a fresh CA, client certificates and RBAC (in-process apiserver only). */
   secure?: boolean;
+  /** The in-process apiserver's options; TaintNodesByCondition is off unless `admission.enable` names it. */
   server?: Partial<ApiServerOptions>;
-  /** Extra flags for the apiserver process (with `apiserverProcess`). */
+  /** Extra flags for the apiserver process (with `apiserverProcess`); TaintNodesByCondition is off unless they enable it. */
   processArgs?: string[];
 }
 
@@ -82,6 +83,37 @@ export function nodeArgs(file: string, args: string[]): string[] {
   // KUBELING_PROFILE_DIR: write a CPU profile of each spawned component there.
   const prof = process.env.KUBELING_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KUBELING_PROFILE_DIR}`] : [];
   return [...prof, ...(file.endsWith('.js') ? ['--conditions=kubeling-dist'] : ['--import', 'tsx']), file, ...args];
+}
+
+/**
+ * TaintNodesByCondition taints every new node not-ready until the node
+ * lifecycle controller sees it Ready; a test environment runs no such
+ * controller, so, as upstream's integration framework does, it is off unless
+ * the test enables it (merged into the test's own disable list).
+ */
+const NODE_TAINT_PLUGIN = 'TaintNodesByCondition';
+
+function testAdmission(a: ApiServerOptions['admission']): NonNullable<ApiServerOptions['admission']> {
+  if (a?.enable?.includes(NODE_TAINT_PLUGIN)) return a;
+  return { ...a, disable: [...new Set([...(a?.disable ?? []), NODE_TAINT_PLUGIN])] };
+}
+
+/** The apiserver process's flags with TaintNodesByCondition disabled unless they enable it. */
+function testAdmissionArgs(args: readonly string[]): string[] {
+  const out = [...args];
+  const flag = (name: string) => {
+    const i = out.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+    if (i < 0) return undefined;
+    const inline = out[i]!.includes('=');
+    const at = inline ? i : i + 1;
+    const value = inline ? out[i]!.slice(out[i]!.indexOf('=') + 1) : (out[i + 1] ?? '');
+    return { values: value.split(',').filter(Boolean), set: (v: string) => (out[at] = inline ? `--${name}=${v}` : v) };
+  };
+  if (flag('enable-admission-plugins')?.values.includes(NODE_TAINT_PLUGIN)) return out;
+  const disable = flag('disable-admission-plugins');
+  if (!disable) out.push(`--disable-admission-plugins=${NODE_TAINT_PLUGIN}`);
+  else if (!disable.values.includes(NODE_TAINT_PLUGIN)) disable.set([...disable.values, NODE_TAINT_PLUGIN].join(','));
+  return out;
 }
 
 export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
@@ -127,7 +159,7 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
           `--secure-port=${port}`,
           '--log-level=warn',
           ...secureFlags,
-          ...(opts.processArgs ?? []),
+          ...testAdmissionArgs(opts.processArgs ?? []),
         ]),
         {
           stdio: ['ignore', 'ignore', 'inherit'],
@@ -169,6 +201,7 @@ export async function startTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> 
       ...(tls ? { tls } : {}),
       ...(pki ? { serviceAccount: { signingKeyPem: pki.saPrivatePem, publicKeyPems: [pki.saPublicPem] } } : {}),
       ...opts.server,
+      admission: testAdmission(opts.server?.admission),
     });
     await server.app.listen({ host: '127.0.0.1', port: 0 });
     const addr = server.app.server.address();

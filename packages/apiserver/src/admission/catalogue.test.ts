@@ -65,6 +65,12 @@ test('the enabled plugins are the defaults plus enable minus disable, in catalog
   assert.ok(!enabledAdmissionPlugins({ extraDefaults: ['NodeRestriction'], disable: ['NodeRestriction'] }).includes('NodeRestriction'));
 });
 
+test('upstream defaults are on: TaintNodesByCondition and PodSecurity included, NodeRestriction not', () => {
+  const on = enabledAdmissionPlugins({});
+  for (const n of ['NamespaceLifecycle', 'TaintNodesByCondition', 'PodSecurity', 'ResourceQuota']) assert.ok(on.includes(n), n);
+  assert.ok(!on.includes('NodeRestriction'));
+});
+
 test('the flags’ help lists the defaults in order and every plugin sorted', () => {
   const { enable, disable } = admissionFlagsHelp();
   assert.match(enable, /^admission plugins that should be enabled in addition to default enabled ones \(NamespaceLifecycle, LimitRanger, ServiceAccount, /);

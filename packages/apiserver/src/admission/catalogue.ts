@@ -47,7 +47,7 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   plugin('NodeRestriction', false, 'Limits what a kubelet may change to its own Node and the pods bound to it (on with RBAC).'),
   // The node lifecycle controller lifts the taint as soon as it sees the node Ready; a cluster without
   // that controller (a test's bare apiserver) must disable the plugin, or its nodes take no pods.
-  plugin('TaintNodesByCondition', false, 'Taints new nodes node.kubernetes.io/not-ready:NoSchedule until they are Ready.'),
+  plugin('TaintNodesByCondition', true, 'Taints new nodes node.kubernetes.io/not-ready:NoSchedule until they are Ready.'),
   plugin('AlwaysPullImages', false, "Sets every container's imagePullPolicy to Always."),
   plugin('ImagePolicyWebhook', false, "Asks an ImageReview webhook whether a pod's images may run."),
   plugin('PodSecurity', true, 'Enforces the Pod Security Standards labelled on namespaces.'),

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import pino from 'pino';
 import { buildApiServer, type ApiServer } from '@kubeling/apiserver';
 import { RestClient, type ClientConfig } from '@kubeling/client';
-import { ControllerManager } from '@kubeling/controller-manager';
+import { ControllerManager, selectControllers } from '@kubeling/controller-manager';
 import { Kubelet } from '@kubeling/kubelet';
 import { KubelingRuntime } from '@kubeling/runtime';
 import { SchedulerServer, buildConfig } from '@kubeling/scheduler';
@@ -28,7 +28,8 @@ export interface ControlPlaneOptions {
   /**
    * The controller-manager's controllers: 'all' (upstream's default set, as
    * `--controllers=*`), a list of names (`namespace`, `garbagecollector`,
-   * `deployment`, `replicaset`, …), or 'none'. Default 'all'.
+   * `deployment`, `replicaset`, …), or 'none'. Default 'all'. Without
+   * `nodelifecycle` the apiserver runs without TaintNodesByCondition.
    */
   controllers?: 'all' | 'none' | readonly string[];
   /** Run the scheduler (default true). */
@@ -160,6 +161,9 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
 
   try {
     const server = `https://127.0.0.1:${port}`;
+    const spec = controllerSpec(o.controllers);
+    // TaintNodesByCondition's not-ready taint is lifted only by the node lifecycle controller: without it, nodes would take no pods.
+    const nodeLifecycle = selectControllers(spec).some((d) => d.name === 'nodelifecycle');
     api = await buildApiServer({
       etcdServers: endpoints,
       etcdPrefix,
@@ -170,6 +174,7 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
       advertiseAddress: `127.0.0.1:${port}`,
       componentProbes: [],
       enablePriorityAndFairness: o.priorityAndFairness ?? false,
+      ...(nodeLifecycle ? {} : { admission: { disable: ['TaintNodesByCondition'] } }),
     });
     // Listening runs the start-up hooks (caches filled, bootstrap objects made): the API is ready when it resolves.
     await api.app.listen({ host: '127.0.0.1', port });
@@ -202,7 +207,6 @@ export async function startControlPlane(o: ControlPlaneOptions = {}): Promise<Co
     // The controllers and the scheduler fill their caches while the caller goes on, as in a cluster that
     // has just started: what is created meanwhile is handled once they have listed it.
     const components: Promise<void>[] = [];
-    const spec = controllerSpec(o.controllers);
     if (spec.length) {
       components.push(
         (async () => {

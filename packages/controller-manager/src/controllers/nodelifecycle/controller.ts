@@ -6,19 +6,28 @@
  * (NoSchedule and NoExecute); a kubelet reporting Ready=False gets the
  * `not-ready` taints. Taints go again when the node is Ready.
  *
+ * The NoSchedule taints follow every node add and update (upstream's
+ * `nodeUpdateQueue` and `doNoScheduleTaintingPass`): a node's condition taints
+ * (not-ready, unreachable, memory/disk/pid-pressure, network-unavailable) and
+ * the unschedulable one change as soon as the informer sees the node, so a
+ * node registered with TaintNodesByCondition's not-ready taint takes pods the
+ * moment its kubelet posts Ready. The monitor pass, every 5 s, keeps the
+ * NoExecute taints and computes the NoSchedule ones the same way.
+ *
  * NoExecute taints evict pods (the taint manager): a pod without a matching
  * toleration is deleted at once, one with `tolerationSeconds` after that long
  * from the taint's `timeAdded`, one tolerating forever never.
  */
 import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
-import type { Informer } from '@kubeling/client';
+import { runWorkers, WorkQueue, type Informer } from '@kubeling/client';
 import { tolerates, type Taint } from '@kubeling/component-helpers';
 import type { Controller, ControllerContext } from '../../context.js';
+import { enqueueOn } from '../handlers.js';
 import type { Lease, Node, NodeStatusView, Pod } from '../kinds.js';
 import { runEvery } from '../periodic.js';
+import { NOT_READY, UNREACHABLE, withAllTaints, withNoScheduleTaints } from './taints.js';
 
-export const UNREACHABLE = 'node.kubernetes.io/unreachable';
-export const NOT_READY = 'node.kubernetes.io/not-ready';
+export { NOT_READY, UNREACHABLE } from './taints.js';
 
 const statusOf = (node: Node): NodeStatusView => (node.status ?? {}) as NodeStatusView;
 
@@ -45,6 +54,8 @@ export class NodeLifecycleController implements Controller {
   private pods!: Informer<Pod>;
   /** When each node's heartbeat was last seen to change (our clock, not the kubelet's). */
   private readonly lastChange = new Map<string, { beat: string; at: number }>();
+  /** Node names whose NoSchedule taints are due a look (upstream's nodeUpdateQueue). */
+  private readonly nodeUpdates = new WorkQueue<string>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -56,16 +67,37 @@ export class NodeLifecycleController implements Controller {
     this.nodes = this.ctx.informers.informer<Node>({ path: '/api/v1/nodes' });
     this.leases = this.ctx.informers.informer<Lease>({ path: '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases' });
     this.pods = this.ctx.informers.informer<Pod>({ path: '/api/v1/pods' });
+    enqueueOn(this.nodes, this.nodeUpdates, { on: ['add', 'update'] });
   }
 
   async run(signal: AbortSignal): Promise<void> {
     const log = this.ctx.log.child({ controller: this.name });
-    await runEvery(
-      signal,
-      this.monitorPeriodMs,
-      () => this.monitor(),
-      (e) => log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed'),
-    );
+    signal.addEventListener('abort', () => this.nodeUpdates.shutdown(), { once: true });
+    await Promise.all([
+      runWorkers(
+        this.nodeUpdates,
+        this.ctx.workers,
+        (name) => this.noScheduleTaintingPass(name),
+        (name, e) => log.warn({ node: name, err: String((e as Error)?.message ?? e) }, 'failed to taint NoSchedule on node'),
+      ),
+      runEvery(
+        signal,
+        this.monitorPeriodMs,
+        () => this.monitor(),
+        (e) => log.warn({ err: String((e as Error).message ?? e) }, 'node monitoring failed'),
+      ),
+    ]);
+  }
+
+  /**
+   * The node's NoSchedule taints made what its conditions and spec.unschedulable
+   * say. A write that loses a race changes the node, and that update brings
+   * the node back here, so a stale copy needs no retry of its own.
+   */
+  async noScheduleTaintingPass(name: string): Promise<void> {
+    const node = this.nodes.store.get(name);
+    if (!node) return;
+    await this.patchTaints(node, withNoScheduleTaints(node, rfc3339()));
   }
 
   private heartbeat(node: Node): string {
@@ -87,9 +119,7 @@ export class NodeLifecycleController implements Controller {
       if (silentFor > this.gracePeriodMs && ready?.status !== 'Unknown') {
         next = await this.markUnknown(node);
       }
-      const readyNow = statusOf(next).conditions?.find((c) => c.type === 'Ready');
-      const wantKey = readyNow?.status === 'Unknown' ? UNREACHABLE : readyNow?.status === 'False' ? NOT_READY : undefined;
-      next = await this.syncTaints(next, wantKey);
+      next = await this.syncTaints(next);
       await this.evict(next, now);
     }
     for (const name of [...this.lastChange.keys()]) if (!this.nodes.store.get(name)) this.lastChange.delete(name);
@@ -121,31 +151,39 @@ export class NodeLifecycleController implements Controller {
     }
   }
 
-  private async syncTaints(node: Node, key: string | undefined): Promise<Node> {
-    const spec = node.spec ?? {};
-    const taints: Taint[] = (spec.taints ?? []).filter((t) => (t.key !== UNREACHABLE && t.key !== NOT_READY) || t.key === key);
-    if (key) {
-      for (const effect of ['NoSchedule', 'NoExecute']) {
-        if (!taints.some((t) => t.key === key && t.effect === effect)) taints.push({ key, effect, timeAdded: rfc3339() });
-      }
-    }
-    if (jsonEqual(taints, spec.taints ?? [])) return node;
+  /** The monitor pass's taints: the NoExecute ones of its Ready condition and, as the event-driven pass computes them, the NoSchedule ones. */
+  private async syncTaints(node: Node): Promise<Node> {
+    const taints = withAllTaints(node, rfc3339());
+    const updated = await this.patchTaints(node, taints);
+    const had = node.spec?.taints ?? [];
+    const isNew = (t: Taint) =>
+      t.effect === 'NoExecute' && (t.key === NOT_READY || t.key === UNREACHABLE) && !had.some((o) => o.key === t.key && o.effect === t.effect);
+    if (updated !== node && taints.some(isNew))
+      void this.ctx
+        .recorder('node-controller')
+        .event({ ...node, kind: 'Node', apiVersion: 'v1' }, 'Normal', 'NodeNotReady', `Node ${node.metadata.name} status is now: NodeNotReady`);
+    return updated;
+  }
+
+  /**
+   * Writes `taints` as the node's taints when they differ, only over the
+   * version read (a JSON patch testing resourceVersion). Returns the node as
+   * written, or as it was when there was nothing to write or the node changed
+   * or went meanwhile.
+   */
+  private async patchTaints(node: Node, taints: Taint[]): Promise<Node> {
+    const had = node.spec?.taints;
+    if (jsonEqual(taints, had ?? [])) return node;
+    // An emptied list is dropped, as upstream's omitempty does.
+    const op = taints.length ? { op: had ? 'replace' : 'add', path: '/spec/taints', value: taints } : { op: 'remove', path: '/spec/taints' };
     try {
-      const updated = await this.ctx.client.patch<Node>(
+      return await this.ctx.client.patch<Node>(
         `/api/v1/nodes/${node.metadata.name}`,
-        [
-          { op: 'test', path: '/metadata/resourceVersion', value: node.metadata.resourceVersion },
-          { op: spec.taints ? 'replace' : 'add', path: '/spec/taints', value: taints },
-        ],
+        [{ op: 'test', path: '/metadata/resourceVersion', value: node.metadata.resourceVersion }, op],
         'application/json-patch+json',
       );
-      if (key)
-        void this.ctx
-          .recorder('node-controller')
-          .event({ ...node, kind: 'Node', apiVersion: 'v1' }, 'Normal', 'NodeNotReady', `Node ${node.metadata.name} status is now: NodeNotReady`);
-      return updated;
     } catch (e) {
-      if (isNotFound(e) || isConflict(e) || /test/.test(String((e as Error).message))) return node;
+      if (isNotFound(e) || isConflict(e) || /test failed/.test(String((e as Error).message))) return node;
       throw e;
     }
   }
