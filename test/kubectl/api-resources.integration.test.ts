@@ -1,7 +1,7 @@
 /**
  * `kubectl api-resources` against kubeling lists what a default kube-apiserver
  * 1.33 lists, minus what other parts of kubeling own and do not serve yet:
- * HorizontalPodAutoscaler v2 and the metrics APIs (served by the metrics server through the aggregation layer), storage.k8s.io and PersistentVolume (storage).
+ * the metrics APIs (served by the metrics server through the aggregation layer).
  * Each row: name, short names, API version, namespaced, kind.
  */
 import { after, before, test } from 'node:test';
@@ -18,6 +18,7 @@ limitranges                       limits     v1                               tr
 namespaces                        ns         v1                               false  Namespace
 nodes                             no         v1                               false  Node
 persistentvolumeclaims            pvc        v1                               true   PersistentVolumeClaim
+persistentvolumes                 pv         v1                               false  PersistentVolume
 pods                              po         v1                               true   Pod
 podtemplates                                 v1                               true   PodTemplate
 replicationcontrollers            rc         v1                               true   ReplicationController
@@ -63,6 +64,11 @@ clusterroles                                 rbac.authorization.k8s.io/v1     fa
 rolebindings                                 rbac.authorization.k8s.io/v1     true   RoleBinding
 roles                                        rbac.authorization.k8s.io/v1     true   Role
 priorityclasses                   pc         scheduling.k8s.io/v1             false  PriorityClass
+csidrivers                                   storage.k8s.io/v1                false  CSIDriver
+csinodes                                     storage.k8s.io/v1                false  CSINode
+csistoragecapacities                         storage.k8s.io/v1                true   CSIStorageCapacity
+storageclasses                    sc         storage.k8s.io/v1                false  StorageClass
+volumeattachments                            storage.k8s.io/v1                false  VolumeAttachment
 `;
 
 /** Rows as [name, shortnames, apiVersion, namespaced, kind], sorted. */

@@ -25,7 +25,15 @@ export * as nodev1 from './kinds/node-v1.js';
 export * as certificatesv1 from './kinds/certificates-v1.js';
 export * as apiextensionsv1 from './kinds/apiextensions-v1.js';
 export * as apiregistrationv1 from './kinds/apiregistration-v1.js';
+export * as storagev1 from './kinds/storage-v1.js';
 // Defaulting and validation of the pod spec and the apps/v1 workloads (strategies call these).
 export * from './kinds/core-v1-validation.js';
 export * from './kinds/apps-v1-validation.js';
+// Defaulting and validation of PersistentVolumes, claims and storage.k8s.io/v1.
+export * from './kinds/core-v1-storage-common.js';
+export * from './kinds/core-v1-storage-validation.js';
+export * from './kinds/core-v1-claim-validation.js';
+export * from './kinds/storage-v1-validation.js';
+// resource.Quantity's exact parsing, canonical form and comparison.
+export { canonicalQuantity, compareQuantities, parseExactQuantity, type ExactQuantity } from './kinds/core-v1-quantity.js';
 export * from './metrics.js';

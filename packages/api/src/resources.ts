@@ -25,6 +25,7 @@ import * as node from './kinds/node-v1.js';
 import * as certificates from './kinds/certificates-v1.js';
 import * as apiextensions from './kinds/apiextensions-v1.js';
 import * as apiregistration from './kinds/apiregistration-v1.js';
+import * as storage from './kinds/storage-v1.js';
 
 export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
 export const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
@@ -153,6 +154,7 @@ export const resources: readonly ResourceDef[] = [
     deprecatedSince: '1.19',
   }),
   def('', 'v1', 'PersistentVolumeClaim', 'persistentvolumeclaims', true, core.PersistentVolumeClaim, { shortNames: ['pvc'], subresources: status }),
+  def('', 'v1', 'PersistentVolume', 'persistentvolumes', false, core.PersistentVolume, { shortNames: ['pv'], subresources: status }),
 
   // apps/v1
   def('apps', 'v1', 'Deployment', 'deployments', true, apps.Deployment, { shortNames: ['deploy'], categories: ALL, subresources: { ...scale, ...status } }),
@@ -212,6 +214,13 @@ export const resources: readonly ResourceDef[] = [
   def('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true, networking.NetworkPolicy, { shortNames: ['netpol'] }),
   def('networking.k8s.io', 'v1', 'ServiceCIDR', 'servicecidrs', false, networking.ServiceCIDR, { subresources: status }),
   def('networking.k8s.io', 'v1', 'IPAddress', 'ipaddresses', false, networking.IPAddress, { shortNames: ['ip'] }),
+
+  // storage.k8s.io/v1
+  def('storage.k8s.io', 'v1', 'CSIDriver', 'csidrivers', false, storage.CSIDriver),
+  def('storage.k8s.io', 'v1', 'CSINode', 'csinodes', false, storage.CSINode),
+  def('storage.k8s.io', 'v1', 'CSIStorageCapacity', 'csistoragecapacities', true, storage.CSIStorageCapacity),
+  def('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, storage.StorageClass, { shortNames: ['sc'] }),
+  def('storage.k8s.io', 'v1', 'VolumeAttachment', 'volumeattachments', false, storage.VolumeAttachment, { subresources: status }),
 
   // policy/v1
   def('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true, policy.PodDisruptionBudget, { shortNames: ['pdb'], subresources: status }),
@@ -305,6 +314,7 @@ export const GROUP_ORDER = [
   'networking.k8s.io',
   'policy',
   'rbac.authorization.k8s.io',
+  'storage.k8s.io',
   'scheduling.k8s.io',
   'coordination.k8s.io',
   'node.k8s.io',

@@ -18,6 +18,7 @@ import {
   type LabelSelector,
   type LabelSelectorObject,
 } from '@kubeling/apimachinery';
+import { defaultPersistentVolumeClaim } from './core-v1-claim-validation.js';
 import { defaultPodSpec, validatePodSpec, validatePodTemplateSpec } from './core-v1-validation.js';
 
 type Obj = Record<string, unknown>;
@@ -444,6 +445,8 @@ export function defaultDaemonSetSpec(s: Obj): void {
     if (!present(ru.maxSurge)) ru.maxSurge = 0;
   }
   if (!present(s.revisionHistoryLimit)) s.revisionHistoryLimit = 10;
+  // Each claim template is defaulted as a claim (phase Pending, volume mode Filesystem).
+  for (const t of Array.isArray(s.volumeClaimTemplates) ? s.volumeClaimTemplates : []) if (isObj(t)) defaultPersistentVolumeClaim(t);
   defaultTemplate(s);
 }
 
@@ -467,5 +470,7 @@ export function defaultStatefulSetSpec(s: Obj): void {
   if (unset(retention.whenScaled)) retention.whenScaled = 'Retain';
   if (!present(s.replicas)) s.replicas = 1;
   if (!present(s.revisionHistoryLimit)) s.revisionHistoryLimit = 10;
+  // Each claim template is defaulted as a claim (phase Pending, volume mode Filesystem).
+  for (const t of Array.isArray(s.volumeClaimTemplates) ? s.volumeClaimTemplates : []) if (isObj(t)) defaultPersistentVolumeClaim(t);
   defaultTemplate(s);
 }

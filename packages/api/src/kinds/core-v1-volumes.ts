@@ -4,7 +4,8 @@
  * volume, the checks inside the sources kubeling's workloads use, and unique
  * DNS-label names, with kube-apiserver 1.33's paths, order and messages.
  */
-import { field, isDNS1123Label, type FieldError } from '@kubeling/apimachinery';
+import { field, isDNS1123Label, validateAnnotations, validateLabels, type FieldError } from '@kubeling/apimachinery';
+import { validatePersistentVolumeClaimSpec } from './core-v1-claim-validation.js';
 import { parseExactQuantity } from './core-v1-quantity.js';
 import { type Obj, listOf, numOf, objOf, strOf } from './json-fields.js';
 
@@ -48,6 +49,43 @@ export const VOLUME_SOURCE_FIELDS: readonly string[] = VOLUME_SOURCES.map(([json
 /** SetDefaults_Volume: a volume that names no source gets `emptyDir: {}`. */
 export function defaultVolume(v: Obj): void {
   if (VOLUME_SOURCE_FIELDS.every((k) => v[k] === undefined || v[k] === null)) v.emptyDir = {};
+  // SetDefaults_PersistentVolumeClaimSpec of a generic ephemeral volume's claim template.
+  const spec = objOf(objOf(objOf(v.ephemeral)?.volumeClaimTemplate)?.spec);
+  if (spec && (spec.volumeMode === undefined || spec.volumeMode === null)) spec.volumeMode = 'Filesystem';
+}
+
+/** ObjectMeta's fields in Go order, named as validateFieldAllowList names them (the Go name, first letter lowered). */
+const TEMPLATE_META_FIELDS: readonly (readonly [json: string, goName: string])[] = [
+  ['name', 'name'],
+  ['generateName', 'generateName'],
+  ['namespace', 'namespace'],
+  ['selfLink', 'selfLink'],
+  ['uid', 'uID'],
+  ['resourceVersion', 'resourceVersion'],
+  ['generation', 'generation'],
+  ['creationTimestamp', 'creationTimestamp'],
+  ['deletionTimestamp', 'deletionTimestamp'],
+  ['deletionGracePeriodSeconds', 'deletionGracePeriodSeconds'],
+  ['ownerReferences', 'ownerReferences'],
+  ['finalizers', 'finalizers'],
+  ['managedFields', 'managedFields'],
+];
+
+/** validateEphemeralVolumeSource: a claim template with labels and annotations only, and a valid claim spec. */
+function validateEphemeralSource(src: Obj, p: string): FieldError[] {
+  const tpl = objOf(src.volumeClaimTemplate);
+  const tp = `${p}.volumeClaimTemplate`;
+  if (!tpl) return [field.required(tp, '')];
+  const meta = objOf(tpl.metadata) ?? {};
+  const errs = validateAnnotations(objOf(meta.annotations) as Record<string, string> | undefined, `${tp}.metadata.annotations`);
+  errs.push(...validateLabels(objOf(meta.labels) as Record<string, string> | undefined, `${tp}.metadata.labels`));
+  for (const [json, goName] of TEMPLATE_META_FIELDS) {
+    const v = meta[json];
+    const set = v !== undefined && v !== null && v !== '' && v !== 0 && !(Array.isArray(v) && !v.length);
+    if (set) errs.push(field.forbidden(`${tp}.metadata.${goName}`, 'cannot be set'));
+  }
+  errs.push(...validatePersistentVolumeClaimSpec(tpl.spec, `${tp}.spec`));
+  return errs;
 }
 
 const FILE_MODE_ERROR = 'must be a number between 0 and 0777 (octal), both inclusive';
@@ -89,7 +127,7 @@ function validateKeyToPaths(items: unknown, p: string): FieldError[] {
 }
 
 /** What upstream checks inside the sources kubeling's workloads use; other sources are only counted. */
-function validateOneSource(kind: string, src: Obj, p: string): FieldError[] {
+export function validateOneSource(kind: string, src: Obj, p: string): FieldError[] {
   const errs: FieldError[] = [];
   switch (kind) {
     case 'emptyDir': {
@@ -117,6 +155,9 @@ function validateOneSource(kind: string, src: Obj, p: string): FieldError[] {
       break;
     case 'persistentVolumeClaim':
       if (!strOf(src.claimName)) errs.push(field.required(`${p}.claimName`, ''));
+      break;
+    case 'ephemeral':
+      errs.push(...validateEphemeralSource(src, p));
       break;
     case 'nfs': {
       if (!strOf(src.server)) errs.push(field.required(`${p}.server`, ''));

@@ -40,6 +40,7 @@ export {
   PodTemplateSpec,
 } from './core-v1-pod.js';
 export * from './core-v1-controllers.js';
+export * from './core-v1-storage.js';
 
 export const Pod = kindOf(C + 'Pod', 'Pod is a collection of containers that can run on a host.', { spec: PodSpec, status: PodStatus });
 export const PodTemplate = kindOf(C + 'PodTemplate', 'PodTemplate describes a template for creating copies of a predefined pod.', {
@@ -228,14 +229,6 @@ export const ResourceQuota = kindOf(C + 'ResourceQuota', 'ResourceQuota sets agg
     hard: resourceMap('Hard is the set of enforced hard limits for each named resource.'),
     used: resourceMap('Used is the current observed total usage of the resource in the namespace.'),
   }),
-});
-
-export const PersistentVolumeClaimSpec = opaque(
-  'PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes',
-);
-export const PersistentVolumeClaim = kindOf(C + 'PersistentVolumeClaim', "PersistentVolumeClaim is a user's request for and claim to a persistent volume", {
-  spec: PersistentVolumeClaimSpec,
-  status: opaque('PersistentVolumeClaimStatus is the current status of a persistent volume claim.'),
 });
 
 export { LabelSelector };

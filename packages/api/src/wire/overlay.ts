@@ -5,6 +5,7 @@
  * JSON names, omitempty, pointers), in the row format of model.ts.
  */
 import type { WirePackage, WireRow } from './model.js';
+import { storageFields, storagePackages } from './overlay-storage.js';
 
 export interface WireOverlay {
   /**
@@ -112,8 +113,11 @@ export const overlay: WireOverlay = {
       ['name', ['fieldSelector', '*authorization/v1.FieldSelectorAttributes', 'o', 8, B]],
       ['fieldSelector', ['labelSelector', '*authorization/v1.LabelSelectorAttributes', 'o', 9, B]],
     ],
+    // core/v1 PersistentVolume(Claim) and storage.k8s.io/v1 (overlay-storage.ts).
+    ...storageFields,
   },
   packages: [
+    ...storagePackages,
     {
       key: 'meta/v1',
       group: 'meta.k8s.io',

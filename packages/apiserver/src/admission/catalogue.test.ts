@@ -38,8 +38,12 @@ test('default-on plugins are upstream’s, in running order; removed and off-by-
     RECOMMENDED_PLUGIN_ORDER.filter((n) => DEFAULT_ON_PLUGINS.includes(n)),
   );
   const unavailable = ADMISSION_PLUGINS.filter((p) => p.unavailable).map((p) => p.name);
-  for (const n of ['DefaultStorageClass', 'StorageObjectInUseProtection', 'PersistentVolumeClaimResize', 'ClusterTrustBundleAttest', 'MutatingAdmissionPolicy'])
-    assert.ok(unavailable.includes(n), n);
+  for (const n of ['ClusterTrustBundleAttest', 'MutatingAdmissionPolicy']) assert.ok(unavailable.includes(n), n);
+  // The storage plugins run: StorageClasses and PersistentVolumes are served.
+  for (const n of ['DefaultStorageClass', 'StorageObjectInUseProtection', 'PersistentVolumeClaimResize']) {
+    assert.ok(!unavailable.includes(n), n);
+    assert.ok(DEFAULT_ON_PLUGINS.includes(n), n);
+  }
 });
 
 test('unknown and overlapping names are refused with upstream’s messages', () => {
@@ -74,13 +78,14 @@ test('upstream defaults are on: TaintNodesByCondition and PodSecurity included, 
 test('the flags’ help lists the defaults in order and every plugin sorted', () => {
   const { enable, disable } = admissionFlagsHelp();
   assert.match(enable, /^admission plugins that should be enabled in addition to default enabled ones \(NamespaceLifecycle, LimitRanger, ServiceAccount, /);
-  assert.match(enable, /Comma-delimited list of admission plugins: AlwaysAdmit, AlwaysDeny, AlwaysPullImages, CertificateApproval, /);
+  assert.match(enable, /Comma-delimited list of admission plugins: AlwaysAdmit, AlwaysDeny, AlwaysPullImages, CSIDriverRestriction, CertificateApproval, /);
   assert.match(disable, /^admission plugins that should be disabled although they are in the default enabled plugins list \(/);
   assert.match(
     enable,
-    /The order of plugins in this flag does not matter\. Accepted but idle until their resources are served: [A-Za-z, ]*DefaultStorageClass/,
+    /The order of plugins in this flag does not matter\. Accepted but idle until their resources are served: [A-Za-z, ]*ClusterTrustBundleAttest/,
   );
-  assert.ok(!/default enabled ones \([^)]*DefaultStorageClass/.test(enable), 'idle plugins are not named among the defaults');
+  assert.ok(!/default enabled ones \([^)]*ClusterTrustBundleAttest/.test(enable), 'idle plugins are not named among the defaults');
+  assert.match(enable, /DefaultTolerationSeconds, DefaultStorageClass, StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass/);
 });
 
 test('every plugin the catalogue does not mark unavailable is registered, and only catalogue names are', async () => {

@@ -9,7 +9,10 @@
  * - plugins upstream has removed (SecurityContextDeny, DenyEscalatingExec,
  *   DenyExecOnPrivileged) keep the place they last had;
  * - plugins whose resources kubeling does not serve yet are listed with the
- *   reason (`unavailable`): naming them is no error, and they do nothing.
+ *   reason (`unavailable`): naming them is no error, and they do nothing;
+ * - plugins upstream does not have (`kubelingOnly`): CSIDriverRestriction,
+ *   after NodeRestriction, restricts the nodes' CSI driver identities as
+ *   NodeRestriction restricts kubelets.
  *
  * The flags' checks are upstream's AdmissionOptions.Validate
  * (k8s.io/apiserver pkg/server/options/admission.go).
@@ -24,9 +27,9 @@ export interface AdmissionPluginInfo {
   readonly unavailable?: string;
   /** Upstream no longer ships it; kept as its last upstream version. */
   readonly removedUpstream?: boolean;
+  /** Not an upstream plugin: kubeling's own. */
+  readonly kubelingOnly?: boolean;
 }
-
-const STORAGE = 'StorageClasses and PersistentVolumes are not served yet';
 
 const plugin = (name: string, defaultOn: boolean, description: string, more: Partial<AdmissionPluginInfo> = {}): AdmissionPluginInfo => ({
   name,
@@ -45,6 +48,12 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   plugin('LimitRanger', true, "Applies a namespace's LimitRanges: defaults requests and limits, refuses pods outside min/max."),
   plugin('ServiceAccount', true, "Sets pods' service account and mounts its token (needs --service-account-signing-key-file)."),
   plugin('NodeRestriction', false, 'Limits what a kubelet may change to its own Node and the pods bound to it (on with RBAC).'),
+  plugin(
+    'CSIDriverRestriction',
+    true,
+    "kubeling's own: limits what a node's CSI driver (system:csi-driver:<node>) may write to its own node's PersistentVolumes, VolumeAttachments, CSIStorageCapacities and claims.",
+    { kubelingOnly: true },
+  ),
   // The node lifecycle controller lifts the taint as soon as it sees the node Ready; a cluster without
   // that controller (a test's bare apiserver) must disable the plugin, or its nodes take no pods.
   plugin('TaintNodesByCondition', true, 'Taints new nodes node.kubernetes.io/not-ready:NoSchedule until they are Ready.'),
@@ -59,11 +68,11 @@ export const ADMISSION_PLUGINS: readonly AdmissionPluginInfo[] = [
   plugin('DenyExecOnPrivileged', false, 'Refuses exec and attach into pods with a privileged container.', { removedUpstream: true }),
   plugin('EventRateLimit', false, 'Rate-limits Event writes per server, namespace, user or source and object (429).'),
   plugin('ExtendedResourceToleration', false, 'Pods requesting an extended resource tolerate its NoSchedule taint.'),
-  plugin('DefaultStorageClass', true, 'Sets the default StorageClass of new PersistentVolumeClaims.', { unavailable: STORAGE }),
-  plugin('StorageObjectInUseProtection', true, 'Adds protection finalizers to PersistentVolumes and claims.', { unavailable: STORAGE }),
+  plugin('DefaultStorageClass', true, 'Sets the default StorageClass of new PersistentVolumeClaims that name none.'),
+  plugin('StorageObjectInUseProtection', true, 'Adds the pv-protection and pvc-protection finalizers to new PersistentVolumes and claims.'),
   plugin('PodGroupProtection', true, 'Keeps PodGroups in use from being deleted.', { unavailable: 'PodGroups are not served' }),
   plugin('OwnerReferencesPermissionEnforcement', false, 'Owner references that block deletion need delete permission on the owner (on with RBAC).'),
-  plugin('PersistentVolumeClaimResize', true, 'Allows claim expansion only where the StorageClass allows it.', { unavailable: STORAGE }),
+  plugin('PersistentVolumeClaimResize', true, 'Allows claim expansion only for bound claims whose StorageClass allows it.'),
   plugin('RuntimeClass', true, "Applies a pod's RuntimeClass overhead and scheduling constraints."),
   plugin('CertificateApproval', true, 'Approving a CertificateSigningRequest needs the approve verb on its signer.'),
   plugin('CertificateSigning', true, 'Signing a CertificateSigningRequest needs the sign verb on its signer.'),

@@ -23,7 +23,7 @@
  * It runs as mutating admission (before validation, as upstream's Admit) for
  * creates and updates, and as validating admission for deletes.
  */
-import type { KubeObject, authenticationv1, corev1, dsl } from '@kubeling/api';
+import type { KubeObject, authenticationv1, corev1 } from '@kubeling/api';
 import { failure, forbidden, jsonEqual, type GroupResource } from '@kubeling/apimachinery';
 import type { Attributes, Decision } from '../auth/types.js';
 import type { AdmissionAttributes, MutatingAdmission, ValidatingAdmission } from './index.js';
@@ -54,7 +54,7 @@ type RestrictedPod = Omit<corev1.Pod, 'spec' | 'status'> & {
 type RestrictedNodeSpec = NonNullable<corev1.Node['spec']> & { configSource?: unknown };
 
 type TokenRequest = authenticationv1.TokenRequest;
-type PersistentVolumeClaim = dsl.Static<typeof corev1.PersistentVolumeClaim>;
+type PersistentVolumeClaim = corev1.PersistentVolumeClaim;
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
@@ -278,7 +278,13 @@ function pvcStatus(pvc: KubeObject, a: AdmissionAttributes, node: string, deny: 
     delete c.metadata.resourceVersion;
     delete c.metadata.managedFields;
     const status = (c as PersistentVolumeClaim).status;
-    for (const f of ['capacity', 'conditions', 'allocatedResourceStatuses', 'allocatedResources']) if (status) delete status[f];
+    if (status) {
+      delete status.capacity;
+      delete status.conditions;
+      // RecoverVolumeExpansionFailure (on by default since 1.32): the allocated resources too.
+      delete status.allocatedResourceStatuses;
+      delete status.allocatedResources;
+    }
     return c;
   };
   if (!jsonEqual(strip(a.old!), strip(pvc))) throw deny(`node "${node}" is not allowed to update fields other than status.quantity and status.conditions`);

@@ -21,6 +21,7 @@ import { MutatingWebhooks, ValidatingWebhooks } from './webhook.js';
 import { validatingAdmissionPolicy } from './policy/index.js';
 import { ServiceAccountAdmission } from './serviceaccount.js';
 import { NodeRestriction } from './noderestriction.js';
+import { CSIDriverRestriction } from './csidriverrestriction.js';
 import { OwnerReferencesPermissionEnforcement } from './ownerreferences.js';
 import type { AdmissionChain, MutatingAdmission, ValidatingAdmission } from './index.js';
 import type { PluginConfig } from './config.js';
@@ -37,6 +38,7 @@ import { PodTolerationRestriction, parsePodTolerationRestrictionConfig } from '.
 import { DenyExec, ExtendedResourceToleration, LimitPodHardAntiAffinityTopology, SecurityContextDeny } from './podrestrictions.js';
 import { AlwaysDeny, DenyServiceExternalIPs, TaintNodesByCondition } from './simpleplugins.js';
 import { ImagePolicyWebhook, parseImagePolicyConfig } from './imagepolicy.js';
+import { DefaultStorageClass, PersistentVolumeClaimResize, StorageObjectInUseProtection } from './storage.js';
 
 const notFoundAsUndefined = (e: unknown): undefined => {
   if (e instanceof StatusError && e.status.reason === 'NotFound') return undefined;
@@ -130,6 +132,14 @@ const REGISTRATIONS: Record<string, Register> = {
     // Upstream's handler takes creates, updates and deletes: exec and attach pass it by.
     return both(stores, new OperationFilter(['CREATE', 'UPDATE', 'DELETE'], nr));
   },
+  // Reads are fresh from etcd: a driver writes selected-node, then at once the PV for that claim.
+  CSIDriverRestriction: (w) => ({
+    stores: ['/v1/persistentvolumes', '/v1/persistentvolumeclaims', 'storage.k8s.io/v1/volumeattachments', 'storage.k8s.io/v1/csistoragecapacities'],
+    validating: new CSIDriverRestriction({
+      claim: (ns, name) => w.store('/v1/persistentvolumeclaims').get(ns, name).catch(notFoundAsUndefined),
+      volume: (name) => w.store('/v1/persistentvolumes').get(undefined, name).catch(notFoundAsUndefined),
+    }),
+  }),
   TaintNodesByCondition: () => ({ stores: ['/v1/nodes'], mutating: new TaintNodesByCondition() }),
   AlwaysPullImages: () => ({ stores: POD, mutating: new AlwaysPullImages() }),
   ImagePolicyWebhook: (w) => ({ stores: POD, validating: new ImagePolicyWebhook(parseImagePolicyConfig(w.config('ImagePolicyWebhook'))) }),
@@ -147,6 +157,11 @@ const REGISTRATIONS: Record<string, Register> = {
   DenyExecOnPrivileged: (w) => ({ stores: POD, validating: new DenyExec('DenyExecOnPrivileged', () => w.store('/v1/pods')) }),
   EventRateLimit: (w) => ({ stores: ['/v1/events'], validating: new EventRateLimit(parseEventRateLimitConfig(w.config('EventRateLimit'))) }),
   ExtendedResourceToleration: () => ({ stores: POD, mutating: new ExtendedResourceToleration() }),
+  DefaultStorageClass: (w) => ({
+    stores: ['/v1/persistentvolumeclaims'],
+    mutating: new DefaultStorageClass(() => w.store('storage.k8s.io/v1/storageclasses')),
+  }),
+  StorageObjectInUseProtection: () => ({ stores: ['/v1/persistentvolumeclaims', '/v1/persistentvolumes'], mutating: new StorageObjectInUseProtection() }),
   OwnerReferencesPermissionEnforcement: (w) => {
     const mapper = (group: string, version: string, kind: string) =>
       w.catalog
@@ -156,6 +171,10 @@ const REGISTRATIONS: Record<string, Register> = {
     const gc = new OwnerReferencesPermissionEnforcement(() => w.authorizer ?? { authorize: () => ({ allowed: true, reason: '' }) }, mapper);
     return { stores: 'every', validating: gc };
   },
+  PersistentVolumeClaimResize: (w) => ({
+    stores: ['/v1/persistentvolumeclaims'],
+    validating: new PersistentVolumeClaimResize(() => w.store('storage.k8s.io/v1/storageclasses')),
+  }),
   RuntimeClass: (w) => both(POD, new RuntimeClassAdmission(() => w.store('node.k8s.io/v1/runtimeclasses'))),
   CertificateApproval: (w) => ({ stores: ['certificates.k8s.io/v1/certificatesigningrequests'], validating: new CertificateApproval(authorizeWith(w)) }),
   CertificateSigning: (w) => ({ stores: ['certificates.k8s.io/v1/certificatesigningrequests'], validating: new CertificateSigning(authorizeWith(w)) }),

@@ -113,7 +113,8 @@ export function buildAuthorizer(
         case 'Node': {
           const nodeRules = (bootstrapPolicy().clusterRoles.find((x) => x.metadata.name === 'system:node') as unknown as { rules: PolicyRule[] }).rules;
           const nodes = new NodeAuthorizer(nodeRules);
-          unsubscribe.push(registry.get('/v1/pods')!.subscribe((type, pod) => nodes.applyPod(type, pod)));
+          // The graph: pods, volumes and attachments.
+          unsubscribe.push(...nodes.follow(registry));
           list.push(nodeResolver(nodes));
           break;
         }

@@ -11,6 +11,14 @@ import type { KubeObject } from '@kubeling/api';
 import { isAlreadyExists, isNotFound, jsonEqual } from '@kubeling/apimachinery';
 import type { Store } from '../registry/store.js';
 import type { PolicyRule } from './rbac.js';
+import {
+  CONTROLLER_MANAGER_STORAGE_RULES,
+  NODE_STORAGE_RULES,
+  PV_PROVISIONER_RULES,
+  SCHEDULER_STORAGE_RULES,
+  STORAGE_CONTROLLER_ROLES,
+  VOLUME_SCHEDULER_RULES,
+} from './bootstrap-storage.js';
 
 const RO = ['get', 'list', 'watch'];
 const RW = ['create', 'delete', 'deletecollection', 'patch', 'update'];
@@ -176,7 +184,8 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(['create', 'patch', 'update'], ['', 'events.k8s.io'], ['events']),
       rule(['create'], ['coordination.k8s.io'], ['leases']),
       rule(['get', 'update'], ['coordination.k8s.io'], ['leases'], ['kube-scheduler']),
-      rule(RO, [''], ['nodes', 'namespaces', 'services', 'replicationcontrollers', 'persistentvolumeclaims', 'persistentvolumes']),
+      rule(RO, [''], ['nodes', 'namespaces', 'services', 'replicationcontrollers']),
+      ...SCHEDULER_STORAGE_RULES,
       rule(['delete', 'get', 'list', 'watch'], [''], ['pods']),
       rule(['create'], [''], ['bindings', 'pods/binding']),
       rule(['patch', 'update'], [''], ['pods/status']),
@@ -255,6 +264,7 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule([...RW], ['batch'], ['jobs', 'jobs/status', 'jobs/finalizers', 'cronjobs', 'cronjobs/status', 'cronjobs/finalizers']),
       rule([...RW], ['discovery.k8s.io'], ['endpointslices']),
       rule([...RW], ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
+      ...CONTROLLER_MANAGER_STORAGE_RULES,
       rule(['delete', 'deletecollection', 'patch', 'update'], ['*'], ['*']),
       rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
       rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
@@ -291,7 +301,8 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRole('system:node', [
       rule(['create', 'get', 'list', 'watch'], [''], ['nodes']),
       rule(['patch', 'update'], [''], ['nodes', 'nodes/status']),
-      rule(RO, [''], ['pods', 'services', 'endpoints', 'configmaps', 'secrets', 'persistentvolumeclaims', 'persistentvolumes', 'namespaces']),
+      rule(RO, [''], ['pods', 'services', 'endpoints', 'configmaps', 'secrets', 'namespaces']),
+      ...NODE_STORAGE_RULES,
       rule(['create', 'delete'], [''], ['pods']),
       rule(['patch', 'update'], [''], ['pods/status']),
       rule(['create'], [''], ['pods/eviction']),
@@ -303,6 +314,9 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
       rule(RO, ['node.k8s.io'], ['runtimeclasses']),
       rule(['create', 'get', 'list', 'watch'], ['certificates.k8s.io'], ['certificatesigningrequests']),
     ]),
+    clusterRole('system:volume-scheduler', [...VOLUME_SCHEDULER_RULES]),
+    clusterRole('system:persistent-volume-provisioner', [...PV_PROVISIONER_RULES]),
+    ...STORAGE_CONTROLLER_ROLES.map((r) => clusterRole(`system:controller:${r.name}`, [...r.rules])),
   ];
   const clusterRoleBindings = [
     clusterRoleBinding('cluster-admin', 'cluster-admin', [group('system:masters')]),
@@ -314,6 +328,10 @@ export function bootstrapPolicy(): { clusterRoles: KubeObject[]; clusterRoleBind
     clusterRoleBinding('system:controller:horizontal-pod-autoscaler', 'system:controller:horizontal-pod-autoscaler', [
       { kind: 'ServiceAccount', name: 'horizontal-pod-autoscaler', namespace: 'kube-system' },
     ]),
+    clusterRoleBinding('system:volume-scheduler', 'system:volume-scheduler', [user('system:kube-scheduler')]),
+    ...STORAGE_CONTROLLER_ROLES.map((r) =>
+      clusterRoleBinding(`system:controller:${r.name}`, `system:controller:${r.name}`, [{ kind: 'ServiceAccount', name: r.name, namespace: 'kube-system' }]),
+    ),
     clusterRoleBinding('system:node-proxier', 'system:node-proxier', [user('system:kube-proxy')]),
     clusterRoleBinding('system:kube-apiserver-kubelet-client', 'system:kubelet-api-admin', [user('kube-apiserver-kubelet-client')]),
   ];

@@ -17,6 +17,7 @@ import { groupPrinters } from './printers/groups.js';
 import { workloadPrinters } from './printers/workloads.js';
 import { flowcontrolPrinters } from './printers/flowcontrol.js';
 import { networkingPrinters } from './printers/networking.js';
+import { storagePrinters } from './printers/storage.js';
 import { aggregatorPrinters } from '../aggregator/printer.js';
 
 const printers: Record<string, Printer> = {
@@ -25,6 +26,7 @@ const printers: Record<string, Printer> = {
   ...groupPrinters,
   ...flowcontrolPrinters,
   ...networkingPrinters,
+  ...storagePrinters,
   ...aggregatorPrinters,
 };
 

@@ -33,12 +33,6 @@ type PrintedNode = corev1.Node & {
 /** A service with the load balancer status the printer reads (the api leaves ServiceStatus undescribed). */
 type PrintedService = corev1.Service & { status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string }[] } } };
 
-/** A claim with the fields the printer reads (the api leaves the claim's spec and status undescribed). */
-type PrintedClaim = dsl.Static<typeof corev1.PersistentVolumeClaim> & {
-  spec?: { volumeName?: string; storageClassName?: string };
-  status?: { phase?: string; capacity?: Record<string, string>; accessModes?: string[] };
-};
-
 /** An Event as either API version stores it (events.k8s.io shares core events' storage). */
 type AnyEvent = corev1.Event & eventsv1.Event;
 
@@ -146,8 +140,6 @@ const eventObject = (e: AnyEvent) => {
   const ref = e.involvedObject ?? e.regarding ?? {};
   return `${String(ref.kind ?? '').toLowerCase()}/${ref.name ?? ''}`;
 };
-
-const ACCESS_MODES: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
 
 export const corePrinters: Record<string, Printer> = {
   '/componentstatuses': printer<corev1.ComponentStatus>(
@@ -307,25 +299,5 @@ export const corePrinters: Record<string, Printer> = {
         e.metadata?.name,
       ];
     },
-  ),
-  '/persistentvolumeclaims': printer<PrintedClaim>(
-    [
-      NAME,
-      col('Status', 'The phase of the claim.'),
-      col('Volume', 'The volume bound to the claim.'),
-      col('Capacity', 'The capacity of the volume.'),
-      col('Access Modes', 'The access modes.'),
-      col('StorageClass', 'The storage class.'),
-      AGE,
-    ],
-    (p, now) => [
-      p.metadata?.name,
-      p.status?.phase ?? 'Pending',
-      p.spec?.volumeName ?? '',
-      p.status?.capacity?.storage ?? '',
-      (p.status?.accessModes ?? []).map((m) => ACCESS_MODES[m] ?? m).join(','),
-      p.spec?.storageClassName ?? '<unset>',
-      age(p, now),
-    ],
   ),
 };

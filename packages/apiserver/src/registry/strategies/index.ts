@@ -15,6 +15,8 @@ import { csrStrategy } from '../certificates/strategy.js';
 import { ingressClassStrategy, ingressStrategy } from '../networking/ingresses.js';
 import { ipAddressStrategy, networkPolicyStrategy, serviceCIDRStrategy } from '../networking/networkpolicies.js';
 import { runtimeClassStrategy } from '../node/runtimeclasses.js';
+import { persistentVolumeClaimStrategy, persistentVolumeStrategy } from '../core/persistentvolumes.js';
+import { csiDriverStrategy, csiNodeStrategy, csiStorageCapacityStrategy, storageClassStrategy, volumeAttachmentStrategy } from '../storage/strategies.js';
 import { crdStrategy } from '../../apiextensions/crd-strategy.js';
 import { apiServiceStrategy } from '../../aggregator/strategy.js';
 import {
@@ -45,7 +47,8 @@ const byResource: Record<string, Strategy> = {
   '/podtemplates': podTemplateStrategy,
   '/replicationcontrollers': replicationControllerStrategy,
   '/resourcequotas': statusStrategy,
-  '/persistentvolumeclaims': statusStrategy,
+  '/persistentvolumeclaims': persistentVolumeClaimStrategy,
+  '/persistentvolumes': persistentVolumeStrategy,
   'events.k8s.io/events': eventsV1Strategy,
   'apps/deployments': deploymentStrategy,
   'apps/replicasets': replicaSetStrategy,
@@ -67,6 +70,11 @@ const byResource: Record<string, Strategy> = {
   'networking.k8s.io/servicecidrs': serviceCIDRStrategy,
   'networking.k8s.io/ipaddresses': ipAddressStrategy,
   'node.k8s.io/runtimeclasses': runtimeClassStrategy,
+  'storage.k8s.io/storageclasses': storageClassStrategy,
+  'storage.k8s.io/csidrivers': csiDriverStrategy,
+  'storage.k8s.io/csinodes': csiNodeStrategy,
+  'storage.k8s.io/volumeattachments': volumeAttachmentStrategy,
+  'storage.k8s.io/csistoragecapacities': csiStorageCapacityStrategy,
   'apiextensions.k8s.io/customresourcedefinitions': crdStrategy,
   'admissionregistration.k8s.io/validatingadmissionpolicies': validatingAdmissionPolicyStrategy,
   'admissionregistration.k8s.io/validatingadmissionpolicybindings': validatingAdmissionPolicyBindingStrategy,
