@@ -10,6 +10,10 @@ import { EndpointsController } from './endpoints/controller.js';
 import { EndpointSliceController } from './endpointslice/controller.js';
 import { EndpointSliceMirroringController } from './endpointslicemirroring/controller.js';
 import { EphemeralVolumeController } from './ephemeralvolume/controller.js';
+import { AttachDetachController } from './attachdetach/controller.js';
+import { PersistentVolumeBinderController } from './persistentvolume/controller.js';
+import { PVCProtectionController } from './pvcprotection/controller.js';
+import { PVProtectionController } from './pvprotection/controller.js';
 import { GarbageCollector } from './garbagecollector/controller.js';
 import { HorizontalPodAutoscalerController } from './podautoscaler/controller.js';
 import { JobController } from './job/controller.js';
@@ -28,6 +32,7 @@ import { CSRCLEANER_DEFAULTS, CSRCleanerController } from './certificates/cleane
 import { CSRSigningController } from './certificates/signer.js';
 
 const table: ControllerDescriptor[] = [
+  { name: 'attachdetach', create: (ctx) => new AttachDetachController(ctx) },
   { name: 'bootstrapsigner', disabledByDefault: true, create: (ctx) => new BootstrapSigner(ctx) },
   { name: 'tokencleaner', disabledByDefault: true, create: (ctx) => new TokenCleaner(ctx) },
   { name: 'cronjob', create: (ctx) => new CronJobController(ctx) },
@@ -43,7 +48,10 @@ const table: ControllerDescriptor[] = [
   { name: 'job', create: (ctx) => new JobController(ctx) },
   { name: 'namespace', create: (ctx) => new NamespaceController(ctx) },
   { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx, ctx.nodeMonitorGracePeriodMs, ctx.nodeMonitorPeriodMs) },
+  { name: 'persistentvolume-binder', create: (ctx) => new PersistentVolumeBinderController(ctx) },
   { name: 'podgc', create: (ctx) => new PodGCController(ctx, { ...PODGC_DEFAULTS, ...ctx.podGC }) },
+  { name: 'pv-protection', create: (ctx) => new PVProtectionController(ctx) },
+  { name: 'pvc-protection', create: (ctx) => new PVCProtectionController(ctx) },
   { name: 'replicaset', create: (ctx) => new ReplicaSetController(ctx) },
   { name: 'resourcequota', create: (ctx) => new ResourceQuotaController(ctx, RESOURCEQUOTA_DEFAULTS) },
   { name: 'replicationcontroller', create: (ctx) => new ReplicaSetController(ctx, REPLICATIONCONTROLLER_FLAVOUR) },

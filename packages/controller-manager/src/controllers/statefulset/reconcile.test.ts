@@ -112,7 +112,7 @@ test('volumeClaimTemplates give each pod its own claim, mounted under the templa
     {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
-      metadata: { name: 'data-db-0', labels: { app: 'db' } },
+      metadata: { name: 'data-db-0', namespace: 'ns', labels: { app: 'db' } },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
     },
   ]);

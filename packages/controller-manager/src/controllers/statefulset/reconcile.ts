@@ -2,13 +2,16 @@
  * What a StatefulSet needs, decided from what the listers hold (upstream's
  * StatefulSetControl.UpdateStatefulSet): the pods to create (by ordinal, from
  * which revision, with their claims) and to delete, in the order they are to
- * happen, the status, and the revisions to prune. Under OrderedReady the plan
- * holds at most one pod change, and none while a lower ordinal is not yet
- * Running and Ready; under Parallel, every change at once. No I/O here.
+ * happen, the status, and the revisions to prune; and the claims of existing
+ * pods to make or re-own (claims.ts). Under OrderedReady the plan holds at most
+ * one pod change, and none while a lower ordinal is not yet Running and Ready;
+ * under Parallel, every change at once. No I/O here.
  */
 import type { appsv1 } from '@kubeling/api';
 import { jsonEqual, selectorFromLabelSelector } from '@kubeling/apimachinery';
 import { isPodAvailable, isPodReady } from '@kubeling/component-helpers';
+import type { PersistentVolumeClaim as StoredClaim } from '../storage.js';
+import { claimOwnerRefs, claimOwnerUpToDate, claimsForPod, podClaimIsDeleting, podClaimIsStale } from './claims.js';
 import { REVISION_HASH_LABEL, revisionName, revisionsToPrune, revisionTemplate } from '../history.js';
 import { podPhase, type ControllerRevision, type PersistentVolumeClaim, type Pod, type PodSpec, type PodTemplateSpec, type StatefulSet } from '../kinds.js';
 
@@ -31,6 +34,8 @@ export interface StatefulSetInput {
   pods: readonly Pod[];
   /** The set's ControllerRevisions. */
   revisions: readonly ControllerRevision[];
+  /** The claims of the set's namespace, by name. */
+  claims?: ReadonlyMap<string, StoredClaim>;
   now: number;
 }
 
@@ -43,6 +48,9 @@ export interface StatefulSetPlan {
   updateRevision: string;
   /** Pod changes, in order. */
   actions: StatefulSetAction[];
+  /** Before them: claims of existing pods to make (a Pending pod's missing ones) and to re-own (the retention policy). */
+  claimCreates: { podName: string; claim: PersistentVolumeClaim }[];
+  claimUpdates: StoredClaim[];
   /** Revisions past revisionHistoryLimit that no pod uses. */
   pruneRevisions: ControllerRevision[];
   /** The status to write; undefined when the current one stands. */
@@ -53,6 +61,7 @@ export interface StatefulSetPlan {
 
 export function reconcileStatefulSet(input: StatefulSetInput): StatefulSetPlan {
   const { set, revisions: revs, now } = input;
+  const existing = input.claims ?? new Map<string, StoredClaim>();
   const spec = set.spec;
   const name = set.metadata.name!;
   const selector = selectorFromLabelSelector(spec?.selector);
@@ -81,17 +90,16 @@ export function reconcileStatefulSet(input: StatefulSetInput): StatefulSetPlan {
     const tpl = structuredClone(templateOf(rev));
     const podName = `${name}-${i}`;
     const podSpec: PodSpec = { ...(tpl.spec ?? {}), hostname: podName, ...(spec?.serviceName ? { subdomain: spec.serviceName } : {}) };
+    // The claims the pod mounts; those missing are made first, owned as the retention policy says.
     const claims: PersistentVolumeClaim[] = [];
-    for (const claim of spec?.volumeClaimTemplates ?? []) {
-      const claimName = `${claim.metadata?.name}-${podName}`;
-      claims.push({
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name: claimName, labels: { ...(tpl.metadata?.labels ?? {}) } },
-        spec: claim.spec ?? {},
-      });
-      const volume = { name: claim.metadata!.name!, persistentVolumeClaim: { claimName } };
-      podSpec.volumes = [...(podSpec.volumes ?? []).filter((v) => v.name !== claim.metadata?.name), volume];
+    for (const [template, claim] of claimsForPod(set, podName)) {
+      const claimName = claim.metadata!.name!;
+      if (!existing.has(claimName)) {
+        const ownerReferences = claimOwnerRefs(claim, set, { name: podName }, i);
+        claims.push({ ...claim, metadata: { ...claim.metadata, ...(ownerReferences.length ? { ownerReferences } : {}) } });
+      }
+      const volume = { name: template, persistentVolumeClaim: { claimName } };
+      podSpec.volumes = [...(podSpec.volumes ?? []).filter((v) => v.name !== template), volume];
     }
     const pod: Pod = {
       apiVersion: 'v1',
@@ -122,6 +130,11 @@ export function reconcileStatefulSet(input: StatefulSetInput): StatefulSetPlan {
     for (const i of wanted) {
       const p = byOrdinal.get(i);
       if (!p) {
+        // A claim still owned by an earlier pod of this name, or being deleted, has to go first.
+        if (podClaimIsStale(set, { name: `${name}-${i}` }, existing) || podClaimIsDeleting(set, `${name}-${i}`, existing)) {
+          if (!parallel) return;
+          continue;
+        }
         actions.push(newPod(i));
         if (!parallel) return;
         continue;
@@ -172,10 +185,53 @@ export function reconcileStatefulSet(input: StatefulSetInput): StatefulSetPlan {
   };
   for (const k of ['readyReplicas', 'currentReplicas', 'updatedReplicas'] as const) if (status[k] === 0) delete status[k];
   const inUse = new Set([currentRevision, updateRevision, ...live.map((p) => p.metadata.labels?.[HASH] ?? '')]);
-  const plan: StatefulSetPlan = { updateRevision, actions, pruneRevisions: revisionsToPrune(revs, inUse, spec?.revisionHistoryLimit ?? 10) };
+  const plan: StatefulSetPlan = {
+    updateRevision,
+    actions,
+    ...existingPodClaims(set, byOrdinal, existing),
+    pruneRevisions: revisionsToPrune(revs, inUse, spec?.revisionHistoryLimit ?? 10),
+  };
   if (!jsonEqual(status, status0 ?? {})) {
     plan.status = status;
     if ((spec?.minReadySeconds ?? 0) > 0 && (status.availableReplicas ?? 0) < ready) plan.requeueAfterMs = 1000;
   }
   return plan;
+}
+
+/**
+ * The claims of the pods that exist: a Pending pod's missing claims are made
+ * again (createMissingPersistentVolumeClaims), and every existing claim gets
+ * the owner references the retention policy asks for — a condemned pod's
+ * claim is re-owned before the pod goes.
+ */
+function existingPodClaims(
+  set: StatefulSet,
+  byOrdinal: ReadonlyMap<number, Pod>,
+  existing: ReadonlyMap<string, StoredClaim>,
+): Pick<StatefulSetPlan, 'claimCreates' | 'claimUpdates'> {
+  const claimCreates: StatefulSetPlan['claimCreates'] = [];
+  const claimUpdates: StoredClaim[] = [];
+  for (const [ordinal, pod] of byOrdinal) {
+    const ref = { name: pod.metadata.name!, uid: pod.metadata.uid };
+    for (const claim of claimsForPod(set, ref.name).values()) {
+      const cur = existing.get(claim.metadata!.name!);
+      if (!cur) {
+        if (podPhase(pod) === 'Pending' && !pod.metadata.deletionTimestamp) {
+          const ownerReferences = claimOwnerRefs(claim, set, ref, ordinal);
+          claimCreates.push({
+            podName: ref.name,
+            claim: { ...claim, metadata: { ...claim.metadata, ...(ownerReferences.length ? { ownerReferences } : {}) } },
+          });
+        }
+        continue;
+      }
+      if (claimOwnerUpToDate(cur, set, ref, ordinal)) continue;
+      const next = structuredClone(cur);
+      const ownerReferences = claimOwnerRefs(cur, set, ref, ordinal);
+      if (ownerReferences.length) next.metadata.ownerReferences = ownerReferences;
+      else delete next.metadata.ownerReferences;
+      claimUpdates.push(next);
+    }
+  }
+  return { claimCreates, claimUpdates };
 }
