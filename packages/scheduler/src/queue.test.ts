@@ -59,3 +59,24 @@ test('pop waits for an add; deleted pods leave every queue; close releases waite
   q.close();
   assert.equal(await w2, undefined);
 });
+
+test('storage events move only the pods the volume plugins rejected', async () => {
+  let now = 1000;
+  const q = new SchedulingQueue({ now: () => now, initialBackoffMs: 1 });
+  for (const [name, plugin] of [
+    ['binding', 'VolumeBinding'],
+    ['limits', 'NodeVolumeLimits'],
+    ['cpu', 'NodeResourcesFit'],
+  ] as const) {
+    q.add(makePod(name));
+    q.addUnschedulable((await q.pop())!, q.schedulingCycle, [plugin]);
+  }
+  now += 10;
+  q.moveAllToActiveOrBackoff('PvUpdate');
+  assert.deepEqual(q.pending, { active: 1, backoff: 0, unschedulable: 2 }, 'a PV change helps VolumeBinding only');
+  assert.equal((await q.pop())!.info.key, 'default/binding');
+  q.moveAllToActiveOrBackoff('CSINodeUpdate');
+  assert.equal((await q.pop())!.info.key, 'default/limits');
+  q.moveAllToActiveOrBackoff('CSIStorageCapacityAdd');
+  assert.equal(q.pending.unschedulable, 1, 'NodeResourcesFit stays parked');
+});

@@ -3,7 +3,8 @@
  * ordered by priority then age; backoffQ, pods waiting out an exponential
  * backoff after a failed attempt; and the unschedulable pods, parked until a
  * cluster event could make them fit (a node added or changed, a pod removed, a
- * pod added for topology spreading) or until they have waited
+ * pod added for topology spreading, a claim, volume, class or CSI object added
+ * or changed) or until they have waited
  * `maxUnschedulableMs`. A move request that lands while a pod is being
  * scheduled sends that pod to backoff rather than parking it, so the event is
  * not lost.
@@ -23,15 +24,58 @@ export interface QueuedPod {
   initialAttempt: number;
 }
 
-export type ClusterEvent = 'NodeAdd' | 'NodeUpdate' | 'AssignedPodAdd' | 'AssignedPodDelete' | 'AssignedPodUpdate';
+export type ClusterEvent =
+  | 'NodeAdd'
+  | 'NodeUpdate'
+  | 'AssignedPodAdd'
+  | 'AssignedPodDelete'
+  | 'AssignedPodUpdate'
+  | 'PvcAdd'
+  | 'PvcUpdate'
+  | 'PvAdd'
+  | 'PvUpdate'
+  | 'StorageClassAdd'
+  | 'StorageClassUpdate'
+  | 'CSINodeAdd'
+  | 'CSINodeUpdate'
+  | 'CSIDriverUpdate'
+  | 'CSIStorageCapacityAdd'
+  | 'CSIStorageCapacityUpdate';
 
-/** Which plugins' rejections an event can undo (a coarse version of upstream's queueing hints). */
+const among =
+  (...plugins: string[]) =>
+  (p: string) =>
+    plugins.includes(p);
+
+/**
+ * Which plugins' rejections an event can undo: a coarse version of upstream's
+ * EventsToRegister and queueing hints.
+ */
 const HELPS: Record<ClusterEvent, ((plugin: string) => boolean) | undefined> = {
   NodeAdd: () => true,
   NodeUpdate: () => true,
-  AssignedPodDelete: (p) => p === 'NodeResourcesFit' || p === 'NodePorts' || p === 'PodTopologySpread' || p === 'InterPodAffinity' || p === 'DefaultPreemption',
-  AssignedPodAdd: (p) => p === 'PodTopologySpread' || p === 'InterPodAffinity',
-  AssignedPodUpdate: (p) => p === 'NodeResourcesFit' || p === 'PodTopologySpread' || p === 'InterPodAffinity',
+  AssignedPodDelete: among(
+    'NodeResourcesFit',
+    'NodePorts',
+    'PodTopologySpread',
+    'InterPodAffinity',
+    'DefaultPreemption',
+    'VolumeRestrictions',
+    'NodeVolumeLimits',
+  ),
+  AssignedPodAdd: among('PodTopologySpread', 'InterPodAffinity'),
+  AssignedPodUpdate: among('NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity'),
+  PvcAdd: among('VolumeRestrictions', 'NodeVolumeLimits', 'VolumeBinding', 'VolumeZone'),
+  PvcUpdate: among('VolumeBinding', 'VolumeZone'),
+  PvAdd: among('VolumeBinding', 'VolumeZone'),
+  PvUpdate: among('VolumeBinding', 'VolumeZone'),
+  StorageClassAdd: among('VolumeBinding', 'VolumeZone'),
+  StorageClassUpdate: among('VolumeBinding'),
+  CSINodeAdd: among('VolumeBinding', 'NodeVolumeLimits'),
+  CSINodeUpdate: among('VolumeBinding', 'NodeVolumeLimits'),
+  CSIDriverUpdate: among('VolumeBinding'),
+  CSIStorageCapacityAdd: among('VolumeBinding'),
+  CSIStorageCapacityUpdate: among('VolumeBinding'),
 };
 
 class Heap<T> {

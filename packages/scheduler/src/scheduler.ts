@@ -2,19 +2,27 @@
  * The scheduler (kubernetes pkg/scheduler schedule_one.go): pops the next pod,
  * runs the profile's PreFilter and Filter plugins over a rotating sample of
  * nodes (percentageOfNodesToScore), scores the feasible ones, assumes the pod on
- * the best node in the cache and binds it in the background, so the next pod is
- * placed at once. A pod that fits nowhere gets a FailedScheduling event with the
- * reasons histogram, PodScheduled=False/Unschedulable, and — when DefaultPreemption
- * finds victims — a nominated node while the victims leave.
+ * the best node in the cache, runs the Reserve plugins and binds it in the
+ * background — PreBind plugins (volume binding may wait there for claims to be
+ * bound), then the Binding — so the next pod is placed at once. A pod that fits
+ * nowhere gets a FailedScheduling event with the reasons histogram,
+ * PodScheduled=False/Unschedulable, and — when DefaultPreemption finds victims —
+ * a nominated node while the victims leave. A plugin error, a failed Reserve or
+ * PreBind fails the attempt with PodScheduled=False/SchedulerError and a retry
+ * after backoff, the pod's reservations undone.
  */
-import { isConflict, isNotFound, jsonEqual, rfc3339 } from '@kubeling/apimachinery';
+import { isConflict, isNotFound, jsonEqual } from '@kubeling/apimachinery';
 import { EventRecorder, type Informer, type InformerFactory, type RestClient } from '@kubeling/client';
 import type { Logger } from 'pino';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { SchedulerCache } from './cache.js';
+import { evict, recordFailure, type FailureDeps } from './failure.js';
+import { informerHandle } from './framework/handle.js';
 import type { Profile, SchedulerConfig } from './framework/profile.js';
+import { isHandlePlugin, type HandlePlugin, type StorageResource } from './framework/storage.js';
 import { PodInfo, podKey, type CycleState, type Node, type NodeInfo, type Pod, type PodDisruptionBudget, type Status } from './framework/types.js';
-import { disruptionTargetPatch, eligibleToPreempt, preempt, type Candidate } from './preemption.js';
+import { schedulerMetrics, type SchedulerMetrics } from './metrics.js';
+import { eligibleToPreempt, preempt, type Candidate } from './preemption.js';
 import { SchedulingQueue, type QueuedPod } from './queue.js';
 
 export const MIN_FEASIBLE_NODES = 100;
@@ -29,13 +37,16 @@ export function numFeasibleNodesToFind(percentage: number, allNodes: number): nu
   return Math.max(n, MIN_FEASIBLE_NODES);
 }
 
-/** FitError.Error(): "0/N nodes are available: <count reason, ...>." plus the preemption message. */
-export function fitErrorMessage(total: number, diagnosis: Map<string, Status>, postFilter = ''): string {
+/**
+ * FitError.Error(): "0/N nodes are available: <count reason, ...>." — or, when a
+ * PreFilter plugin rejected the pod, its message once — plus the preemption message.
+ */
+export function fitErrorMessage(total: number, diagnosis: Map<string, Status>, postFilter = '', preFilterMsg = ''): string {
   if (total === 0) return 'no nodes available to schedule pods';
   const counts = new Map<string, number>();
-  for (const st of diagnosis.values()) for (const r of st.reasons) counts.set(r, (counts.get(r) ?? 0) + 1);
+  if (!preFilterMsg) for (const st of diagnosis.values()) for (const r of st.reasons) counts.set(r, (counts.get(r) ?? 0) + 1);
   const parts = [...counts].map(([r, n]) => `${n} ${r}`).sort();
-  const msg = `0/${total} nodes are available: ${parts.join(', ')}.`;
+  const msg = `0/${total} nodes are available: ${preFilterMsg || parts.join(', ')}.`;
   return postFilter ? `${msg} ${postFilter}` : msg;
 }
 
@@ -54,7 +65,17 @@ interface ScheduleResult {
   diagnosis: Map<string, Status>;
   evaluated: number;
   feasible: number;
+  /** What the plugins shared during the cycle (Reserve and PreBind read it). */
+  state?: CycleState;
+  /** A plugin error that failed the attempt as a whole. */
+  error?: string;
+  /** The message of the PreFilter plugin that rejected the pod on every node. */
+  preFilterMsg?: string;
 }
+
+/** The text of a failed status: a rejection's reasons, or an error as upstream wraps it. */
+const statusMessage = (st: Status, point: string): string =>
+  st.code === 'Error' ? `running ${point} plugin "${st.plugin}": ${st.reasons.join(', ')}` : st.reasons.join(', ');
 
 export class Scheduler {
   readonly cache = new SchedulerCache();
@@ -71,13 +92,10 @@ export class Scheduler {
   private loopDone: Promise<void> | undefined;
   /** Bindings in flight (each a request). */
   private inflight = 0;
-  private readonly m: {
-    attempts: Counter<'result' | 'profile'>;
-    attemptDuration: Histogram<'result' | 'profile'>;
-    e2e: Histogram<'attempts'>;
-    preemptionAttempts: Counter;
-    preemptionVictims: Histogram;
-  };
+  private readonly m: SchedulerMetrics;
+  private readonly failures: FailureDeps;
+  /** Aborts PreBind waits when the scheduler stops. */
+  private readonly stopping = new AbortController();
   /** Pods assumed (a node chosen) and pods whose binding succeeded. */
   scheduled = 0;
   bound = 0;
@@ -88,49 +106,8 @@ export class Scheduler {
     for (const p of o.config.profiles) this.profiles.set(p.schedulerName, p);
     this.queue = new SchedulingQueue({ initialBackoffMs: o.config.podInitialBackoffSeconds * 1000, maxBackoffMs: o.config.podMaxBackoffSeconds * 1000 });
     this.recorder = new EventRecorder(o.eventClient ?? o.client, { component: 'default-scheduler' });
-    const registers = o.metrics ? [o.metrics] : [];
-    const self = this;
-    this.m = {
-      attempts: new Counter({
-        name: 'scheduler_schedule_attempts_total',
-        help: 'Number of attempts to schedule pods, by the result.',
-        labelNames: ['result', 'profile'],
-        registers,
-      }),
-      attemptDuration: new Histogram({
-        name: 'scheduler_scheduling_attempt_duration_seconds',
-        help: 'Scheduling attempt latency in seconds (scheduling algorithm + binding).',
-        labelNames: ['result', 'profile'],
-        buckets: [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048],
-        registers,
-      }),
-      e2e: new Histogram({
-        name: 'scheduler_pod_scheduling_sli_duration_seconds',
-        help: 'E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue.',
-        labelNames: ['attempts'],
-        buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96],
-        registers,
-      }),
-      preemptionAttempts: new Counter({ name: 'scheduler_preemption_attempts_total', help: 'Total preemption attempts in the cluster till now.', registers }),
-      preemptionVictims: new Histogram({
-        name: 'scheduler_preemption_victims',
-        help: 'Number of selected preemption victims.',
-        buckets: [1, 2, 4, 8, 16, 32, 64],
-        registers,
-      }),
-    };
-    new Gauge({
-      name: 'scheduler_pending_pods',
-      help: 'Number of pending pods, by the queue type.',
-      labelNames: ['queue'],
-      registers,
-      collect() {
-        const p = self.queue.pending;
-        this.set({ queue: 'active' }, p.active);
-        this.set({ queue: 'backoff' }, p.backoff);
-        this.set({ queue: 'unschedulable' }, p.unschedulable);
-      },
-    });
+    this.m = schedulerMetrics(o.metrics, this.queue);
+    this.failures = { client: o.client, recorder: this.recorder, log: o.log };
   }
 
   private responsible(pod: Pod): boolean {
@@ -170,6 +147,29 @@ export class Scheduler {
       update: (old, p) => this.podUpdated(old, p),
       delete: (p) => this.podDeleted(p),
     });
+    this.initStorage();
+  }
+
+  /** Informers for the storage kinds the profiles' plugins need (none when no plugin reads them), handed to those plugins. */
+  private initStorage(): void {
+    const users: HandlePlugin[] = [];
+    const needs = new Set<StorageResource>();
+    for (const p of this.profiles.values()) {
+      for (const pl of p.plugins) {
+        if (!isHandlePlugin(pl)) continue;
+        users.push(pl);
+        for (const r of pl.needs) needs.add(r);
+      }
+    }
+    if (!users.length) return;
+    const handle = informerHandle(needs, {
+      informers: this.o.informers,
+      api: this.o.client,
+      pod: (key) => this.pods.store.get(key),
+      node: (name) => this.nodes.store.get(name),
+      move: (event) => this.queue.moveAllToActiveOrBackoff(event),
+    });
+    for (const u of users) u.setHandle(handle);
   }
 
   private podAdded(p: Pod): void {
@@ -238,6 +238,7 @@ export class Scheduler {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping.abort();
     this.queue.close();
     await this.loopDone;
   }
@@ -272,6 +273,7 @@ export class Scheduler {
     const started = performance.now();
     const result = this.schedulePod(profile, info);
     this.algorithmMs += performance.now() - started;
+    if (result.error) return this.failAttempt(q, pod, profile, result.error, started);
     if (!result.node) {
       const nodes = this.cache.nodes();
       let postFilter = '';
@@ -290,25 +292,54 @@ export class Scheduler {
           postFilter = r.message;
         }
       }
-      const message = fitErrorMessage(nodes.length, result.diagnosis, postFilter);
+      const message = fitErrorMessage(nodes.length, result.diagnosis, postFilter, result.preFilterMsg);
       this.m.attempts.inc({ result: 'unschedulable', profile: profile.schedulerName });
       this.m.attemptDuration.observe({ result: 'unschedulable', profile: profile.schedulerName }, (performance.now() - started) / 1000);
       const rejectedBy = new Set([...result.diagnosis.values()].map((s) => s.plugin));
       if (candidate) {
         rejectedBy.add('DefaultPreemption');
         this.nominated.set(key, { info, node: candidate.node });
-        void this.evict(pod, candidate, profile);
+        this.m.preemptionVictims.observe(candidate.victims.length);
+        void evict(this.failures, pod, candidate, profile.schedulerName);
       }
       this.queue.addUnschedulable(q, cycle, rejectedBy);
-      void this.recordFailure(pod, message, candidate?.node);
+      void recordFailure(this.failures, pod, message, candidate?.node);
       return;
     }
     const node = result.node.name;
+    const state = result.state ?? new Map();
     this.cache.assume(pod, node);
+    const reserveFailed = this.runReserve(profile, state, info, node);
+    if (reserveFailed) {
+      this.unreserve(profile, state, info, node);
+      this.cache.forget(key);
+      return this.failAttempt(q, pod, profile, statusMessage(reserveFailed, 'Reserve'), started);
+    }
     this.nominated.delete(key);
     this.scheduled++;
     this.inflight++;
-    void this.bind(q, pod, node, profile, started);
+    void this.bind(q, pod, node, profile, state, started);
+  }
+
+  private runReserve(profile: Profile, state: CycleState, pod: PodInfo, node: string): Status | null {
+    for (const r of profile.reserve) {
+      const st = r.reserve(state, pod, node);
+      if (st) return st;
+    }
+    return null;
+  }
+
+  /** Unreserve in the reverse order of Reserve (every plugin: each undoes only what it did). */
+  private unreserve(profile: Profile, state: CycleState, pod: PodInfo, node: string): void {
+    for (let i = profile.reserve.length - 1; i >= 0; i--) profile.reserve[i]!.unreserve(state, pod, node);
+  }
+
+  /** An attempt that failed with an error: FailedScheduling, PodScheduled=False/SchedulerError, retry after backoff. */
+  private failAttempt(q: QueuedPod, pod: Pod, profile: Profile, message: string, started: number): void {
+    this.m.attempts.inc({ result: 'error', profile: profile.schedulerName });
+    this.m.attemptDuration.observe({ result: 'error', profile: profile.schedulerName }, (performance.now() - started) / 1000);
+    this.queue.addBackoff(q);
+    void recordFailure(this.failures, pod, message, undefined, 'SchedulerError');
   }
 
   /** PreFilter over `view` then Filter on `node` (preemption dry runs). */
@@ -351,16 +382,17 @@ export class Scheduler {
     const state: CycleState = new Map();
     for (const pf of profile.preFilter) {
       const st = pf.preFilter(state, pod, nodes);
+      if (st?.code === 'Error') return { diagnosis, evaluated: 0, feasible: 0, error: statusMessage(st, 'PreFilter') };
       if (st) {
         for (const n of nodes) diagnosis.set(n.name, st);
-        return { diagnosis, evaluated: 0, feasible: 0 };
+        return { diagnosis, evaluated: 0, feasible: 0, preFilterMsg: st.reasons.join(', ') };
       }
     }
     // A node nominated by an earlier preemption is tried first, alone.
     const nominatedName = pod.pod.status?.nominatedNodeName;
     if (nominatedName) {
       const n = this.cache.node(nominatedName);
-      if (n && !this.runFilters(profile, state, pod, n)) return { node: n, diagnosis, evaluated: 1, feasible: 1 };
+      if (n && !this.runFilters(profile, state, pod, n)) return { node: n, diagnosis, evaluated: 1, feasible: 1, state };
     }
     const want = numFeasibleNodesToFind(this.o.config.percentageOfNodesToScore, nodes.length);
     const feasible: NodeInfo[] = [];
@@ -369,11 +401,13 @@ export class Scheduler {
       const n = nodes[(this.nextStartNodeIndex + i) % nodes.length]!;
       processed++;
       const st = this.runFilters(profile, state, pod, n);
+      if (st?.code === 'Error')
+        return { diagnosis, evaluated: processed, feasible: 0, error: `running "${st.plugin}" filter plugin: ${st.reasons.join(', ')}` };
       if (st) diagnosis.set(n.name, st);
       else feasible.push(n);
     }
     this.nextStartNodeIndex = (this.nextStartNodeIndex + processed) % nodes.length;
-    if (feasible.length <= 1) return { ...(feasible[0] ? { node: feasible[0] } : {}), diagnosis, evaluated: processed, feasible: feasible.length };
+    if (feasible.length <= 1) return { ...(feasible[0] ? { node: feasible[0] } : {}), diagnosis, evaluated: processed, feasible: feasible.length, state };
     for (const ps of profile.preScore) ps.preScore(state, pod, feasible);
     const totals = new Array<number>(feasible.length).fill(0);
     for (const { plugin, weight } of profile.score) {
@@ -394,15 +428,20 @@ export class Scheduler {
         if (Math.random() * ties < 1) best = i;
       }
     }
-    return { node: feasible[best]!, diagnosis, evaluated: processed, feasible: feasible.length };
+    return { node: feasible[best]!, diagnosis, evaluated: processed, feasible: feasible.length, state };
   }
 
   // ---- binding and failure ------------------------------------------------------
 
-  private async bind(q: QueuedPod, pod: Pod, node: string, profile: Profile, started: number): Promise<void> {
+  /** The binding cycle: PreBind plugins, then the Binding; a failure undoes the reservations and retries. */
+  private async bind(q: QueuedPod, pod: Pod, node: string, profile: Profile, state: CycleState, started: number): Promise<void> {
     const { namespace, name, uid } = pod.metadata;
     const key = q.info.key;
     try {
+      for (const pb of profile.preBind) {
+        const st = await pb.preBind(state, q.info, node, this.stopping.signal);
+        if (st) return this.bindingFailed(q, pod, node, profile, state, started, st);
+      }
       await this.o.client.post(`/api/v1/namespaces/${namespace}/pods/${name}/binding`, {
         apiVersion: 'v1',
         kind: 'Binding',
@@ -416,6 +455,7 @@ export class Scheduler {
       this.m.e2e.observe({ attempts: String(Math.min(q.attempts + 1, 16)) }, (Date.now() - q.initialAttempt) / 1000);
       void this.recorder.event(pod, 'Normal', 'Scheduled', `Successfully assigned ${namespace}/${name} to ${node}`);
     } catch (e) {
+      this.unreserve(profile, state, q.info, node);
       this.cache.forget(key);
       this.m.attempts.inc({ result: 'error', profile: profile.schedulerName });
       if (isNotFound(e) || (isConflict(e) && /already assigned|being deleted/.test((e as Error).message))) {
@@ -431,54 +471,17 @@ export class Scheduler {
     }
   }
 
-  private async recordFailure(pod: Pod, message: string, nominatedNode: string | undefined): Promise<void> {
-    await this.recorder.event(pod, 'Warning', 'FailedScheduling', message);
-    const status = pod.status ?? {};
-    const conditions = (status.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
-    const old = (status.conditions ?? []).find((c) => c.type === 'PodScheduled');
-    const changed = old?.status !== 'False' || old.reason !== 'Unschedulable' || old.message !== message;
-    const cond = changed
-      ? {
-          type: 'PodScheduled',
-          status: 'False',
-          lastProbeTime: null,
-          lastTransitionTime: old?.status === 'False' ? old.lastTransitionTime : rfc3339(),
-          reason: 'Unschedulable',
-          message,
-        }
-      : old;
-    // A merge patch of the status: `lastProbeTime: null` clears the field.
-    const patch: { conditions?: unknown[]; nominatedNodeName?: string } = {};
-    if (changed) patch.conditions = [...conditions, cond];
-    if (nominatedNode && status.nominatedNodeName !== nominatedNode) patch.nominatedNodeName = nominatedNode;
-    if (!Object.keys(patch).length) return;
-    try {
-      await this.o.client.patch(
-        `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/status`,
-        { status: patch },
-        'application/merge-patch+json',
-      );
-    } catch (e) {
-      if (!isNotFound(e)) this.o.log.warn({ pod: podKey(pod), err: (e as Error).message }, 'updating pod condition failed');
-    }
-  }
-
-  /** Deletes the victims (after marking them DisruptionTarget) so the preemptor can take their place. */
-  private async evict(preemptor: Pod, c: Candidate, profile: Profile): Promise<void> {
-    this.m.preemptionVictims.observe(c.victims.length);
-    await Promise.all(
-      c.victims.map(async (v) => {
-        const { namespace, name } = v.pod.metadata;
-        try {
-          const patch = disruptionTargetPatch(v.pod, profile.schedulerName);
-          await this.o.client.patch(`/api/v1/namespaces/${namespace}/pods/${name}/status`, patch, 'application/merge-patch+json');
-          await this.o.client.delete(`/api/v1/namespaces/${namespace}/pods/${name}`);
-          void this.recorder.event(v.pod, 'Normal', 'Preempted', `Preempted by pod ${preemptor.metadata.uid} on node ${c.node}`);
-        } catch (e) {
-          if (!isNotFound(e)) this.o.log.warn({ pod: v.key, err: (e as Error).message }, 'preempting a victim failed');
-        }
-      }),
-    );
+  /** handleBindingCycleError: unreserve, forget (its room frees up for others), then fail the attempt. */
+  private bindingFailed(q: QueuedPod, pod: Pod, node: string, profile: Profile, state: CycleState, started: number, st: Status): void {
+    this.unreserve(profile, state, q.info, node);
+    this.cache.forget(q.info.key);
+    this.queue.moveAllToActiveOrBackoff('AssignedPodDelete');
+    if (this.stopping.signal.aborted) return;
+    this.o.log.info({ pod: q.info.key, node, plugin: st.plugin, reasons: st.reasons }, 'PreBind failed');
+    if (st.code === 'Error') return this.failAttempt(q, pod, profile, statusMessage(st, 'PreBind'), started);
+    this.m.attempts.inc({ result: 'unschedulable', profile: profile.schedulerName });
+    this.queue.addUnschedulable(q, this.queue.schedulingCycle, [st.plugin]);
+    void recordFailure(this.failures, pod, statusMessage(st, 'PreBind'), undefined);
   }
 
   get bindingsInFlight(): number {

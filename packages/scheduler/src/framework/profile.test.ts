@@ -8,7 +8,28 @@ test('the default profile runs upstream filters in order with upstream score wei
   assert.equal(p.schedulerName, 'default-scheduler');
   assert.deepEqual(
     p.filter.map((f) => f.name),
-    ['NodeUnschedulable', 'NodeName', 'TaintToleration', 'NodeAffinity', 'NodePorts', 'NodeResourcesFit', 'PodTopologySpread', 'InterPodAffinity'],
+    [
+      'NodeUnschedulable',
+      'NodeName',
+      'TaintToleration',
+      'NodeAffinity',
+      'NodePorts',
+      'NodeResourcesFit',
+      'VolumeRestrictions',
+      'NodeVolumeLimits',
+      'VolumeBinding',
+      'VolumeZone',
+      'PodTopologySpread',
+      'InterPodAffinity',
+    ],
+  );
+  assert.deepEqual(
+    p.reserve.map((r) => r.name),
+    ['VolumeBinding'],
+  );
+  assert.deepEqual(
+    p.preBind.map((r) => r.name),
+    ['VolumeBinding'],
   );
   assert.deepEqual(
     p.score.map((s) => [s.plugin.name, s.weight]),
@@ -52,6 +73,26 @@ test('a KubeSchedulerConfiguration selects, disables and weights plugins and pas
   assert.ok(!packer.filter.some((f) => f.name === 'NodePorts'));
   assert.equal(packer.preemption, false);
   assert.equal(c.profiles[1]!.schedulerName, 'default-scheduler');
+});
+
+test('VolumeBinding takes bindTimeoutSeconds from its args; reserve and preBind can be disabled', () => {
+  const c = buildConfig({
+    profiles: [
+      {
+        plugins: { preBind: { disabled: [{ name: 'VolumeBinding' }] } },
+        pluginConfig: [{ name: 'VolumeBinding', args: { bindTimeoutSeconds: 30 } }],
+      },
+    ],
+  });
+  const p = c.profiles[0]!;
+  const vb = p.plugins.find((x) => x.name === 'VolumeBinding') as unknown as { bindTimeoutMs: number };
+  assert.equal(vb.bindTimeoutMs, 30_000);
+  assert.deepEqual(p.preBind, []);
+  assert.deepEqual(
+    p.reserve.map((r) => r.name),
+    ['VolumeBinding'],
+  );
+  assert.throws(() => buildConfig({ profiles: [{ pluginConfig: [{ name: 'VolumeBinding', args: { bindTimeoutSeconds: -5 } }] }] }), ConfigError);
 });
 
 test('bad configurations are refused with a reason', () => {

@@ -1,8 +1,8 @@
 /**
  * Profiles from a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1):
  * each names a scheduler and the plugins it runs at each extension point.
- * `multiPoint` enables a plugin everywhere it has an implementation; `filter`
- * and `score` enable or disable per point (`disabled: [{name: '*'}]` clears the
+ * `multiPoint` enables a plugin everywhere it has an implementation; `filter`,
+ * `score`, `reserve` and `preBind` enable or disable per point (`disabled: [{name: '*'}]` clears the
  * defaults); `pluginConfig` passes args; score weights come from the entries.
  */
 import { readFileSync } from 'node:fs';
@@ -10,13 +10,17 @@ import { parse as parseYaml } from 'yaml';
 import { DEFAULT_PLUGINS, REGISTRY, type PluginArgs } from '../plugins/registry.js';
 import {
   isFilter,
+  isPreBind,
   isPreFilter,
   isPreScore,
+  isReserve,
   isScore,
   type FilterPlugin,
   type Plugin,
+  type PreBindPlugin,
   type PreFilterPlugin,
   type PreScorePlugin,
+  type ReservePlugin,
   type ScorePlugin,
 } from './types.js';
 
@@ -26,6 +30,10 @@ export interface Profile {
   filter: FilterPlugin[];
   preScore: PreScorePlugin[];
   score: { plugin: ScorePlugin; weight: number }[];
+  reserve: ReservePlugin[];
+  preBind: PreBindPlugin[];
+  /** Every plugin instance of the profile (the framework hands them its listers). */
+  plugins: Plugin[];
   /** Whether DefaultPreemption runs after a pod fits nowhere. */
   preemption: boolean;
 }
@@ -45,7 +53,7 @@ interface PluginSet {
 /** One entry of `profiles` in a KubeSchedulerConfiguration. */
 export interface KubeSchedulerProfile {
   schedulerName?: string;
-  /** Plugin sets by extension point: multiPoint, filter, score, postFilter. */
+  /** Plugin sets by extension point: multiPoint, filter, score, reserve, preBind, postFilter. */
   plugins?: Record<string, PluginSet>;
   pluginConfig?: { name: string; args?: PluginArgs }[];
 }
@@ -88,7 +96,14 @@ function buildProfile(p: KubeSchedulerProfile): Profile {
   const instance = (name: string): Plugin => {
     const f = REGISTRY[name];
     if (!f) throw new ConfigError(`plugin "${name}" does not exist`);
-    return instances.get(name) ?? instances.set(name, f(args.get(name) ?? {})).get(name)!;
+    const have = instances.get(name);
+    if (have) return have;
+    try {
+      instances.set(name, f(args.get(name) ?? {}));
+    } catch (e) {
+      throw new ConfigError(`plugin "${name}": ${(e as Error).message}`);
+    }
+    return instances.get(name)!;
   };
   const filter: FilterPlugin[] = [];
   const preFilter: PreFilterPlugin[] = [];
@@ -106,6 +121,16 @@ function buildProfile(p: KubeSchedulerProfile): Profile {
     if (isPreScore(pl)) preScore.push(pl);
     score.push({ plugin: pl, weight });
   }
+  const reserve: ReservePlugin[] = [];
+  for (const { name } of apply(multi, plugins.reserve)) {
+    const pl = instance(name);
+    if (isReserve(pl)) reserve.push(pl);
+  }
+  const preBind: PreBindPlugin[] = [];
+  for (const { name } of apply(multi, plugins.preBind)) {
+    const pl = instance(name);
+    if (isPreBind(pl)) preBind.push(pl);
+  }
   const postFilter = apply([{ name: 'DefaultPreemption', weight: 0 }], plugins.postFilter);
   return {
     schedulerName: p.schedulerName ?? 'default-scheduler',
@@ -113,6 +138,9 @@ function buildProfile(p: KubeSchedulerProfile): Profile {
     filter,
     preScore,
     score,
+    reserve,
+    preBind,
+    plugins: [...instances.values()],
     preemption: postFilter.some((x) => x.name === 'DefaultPreemption'),
   };
 }

@@ -167,6 +167,8 @@ export interface Status {
 
 export const unschedulable = (plugin: string, ...reasons: string[]): Status => ({ code: 'Unschedulable', reasons, plugin });
 export const unresolvable = (plugin: string, ...reasons: string[]): Status => ({ code: 'UnschedulableAndUnresolvable', reasons, plugin });
+/** An internal error (framework.AsStatus): the attempt fails as a whole, not the node. */
+export const asError = (plugin: string, message: string): Status => ({ code: 'Error', reasons: [message], plugin });
 
 /** Per-cycle data that plugins share between their extension points. */
 export type CycleState = Map<string, unknown>;
@@ -196,12 +198,33 @@ export interface ScorePlugin extends Plugin {
   normalize?(state: CycleState, pod: PodInfo, scores: number[]): void;
 }
 
+/**
+ * Reserve runs once a node is chosen and the pod assumed on it, still inside the
+ * scheduling cycle (synchronous); a Status fails the attempt. Unreserve undoes
+ * it — after a failed Reserve, PreBind or binding — and must be idempotent.
+ */
+export interface ReservePlugin extends Plugin {
+  reserve(state: CycleState, pod: PodInfo, node: string): Status | null;
+  unreserve(state: CycleState, pod: PodInfo, node: string): void;
+}
+
+/**
+ * PreBind runs in the binding cycle, in the background, before the Binding is
+ * posted; it may wait (`signal` aborts it when the scheduler stops). A Status
+ * fails the binding: the pod is unreserved, forgotten and retried.
+ */
+export interface PreBindPlugin extends Plugin {
+  preBind(state: CycleState, pod: PodInfo, node: string, signal: AbortSignal): Promise<Status | null>;
+}
+
 export const MAX_NODE_SCORE = 100;
 
 export const isPreFilter = (p: Plugin): p is PreFilterPlugin => typeof (p as PreFilterPlugin).preFilter === 'function';
 export const isFilter = (p: Plugin): p is FilterPlugin => typeof (p as FilterPlugin).filter === 'function';
 export const isPreScore = (p: Plugin): p is PreScorePlugin => typeof (p as PreScorePlugin).preScore === 'function';
 export const isScore = (p: Plugin): p is ScorePlugin => typeof (p as ScorePlugin).score === 'function';
+export const isReserve = (p: Plugin): p is ReservePlugin => typeof (p as ReservePlugin).reserve === 'function';
+export const isPreBind = (p: Plugin): p is PreBindPlugin => typeof (p as PreBindPlugin).preBind === 'function';
 
 /** DefaultNormalizeScore: scales to [0, 100] by the maximum, optionally reversed. */
 export function defaultNormalize(scores: number[], reverse: boolean): void {
