@@ -2,11 +2,15 @@
  * The kubelet: registers its Node, keeps the Lease and status fresh, watches
  * only its pods (`spec.nodeName=<node>`), runs a worker per pod, and relists
  * the runtime every second (a polling PLEG) so container exits reach the pods'
- * workers. It talks to the runtime only through CRI: over gRPC to the
- * endpoint it is given, or to a runtime its caller built in the same process
- * (the hollow kubelets of the scale benchmark).
+ * workers. CSI drivers register through `<root-dir>/plugins_registry/`; the
+ * node's CSINode is made at start; the volume manager mounts the pods' claim
+ * volumes, and its volumes in use reach the node's status. It talks to the
+ * runtime only through CRI: over gRPC to the endpoint it is given, or to a
+ * runtime its caller built in the same process (the hollow kubelets of the
+ * scale benchmark).
  */
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
 import { EventRecorder, Informer, RestClient, type ClientConfig } from '@kubeling/client';
 import { GrpcRuntime, type CriRuntime } from '@kubeling/cri';
@@ -17,6 +21,12 @@ import { LABEL_POD_UID, PodManager } from './pods.js';
 import type { Taint } from './kinds.js';
 import { KubeletServer } from './server.js';
 import { StatsProvider, type RuntimeLists } from './stats.js';
+import { DriverRegistry } from './csi/drivers.js';
+import { NodeInfoManager } from './csi/nodeinfo.js';
+import { PluginWatcher } from './csi/plugin-watcher.js';
+import { CSI_PLUGIN_TYPE, CsiPluginHandler } from './csi/registration.js';
+import { volumeApi } from './volumemanager/api.js';
+import { VolumeManager } from './volumemanager/volume-manager.js';
 
 export interface KubeletOptions {
   config: ClientConfig;
@@ -44,6 +54,10 @@ export interface KubeletOptions {
   backoffInitialMs?: number;
   backoffMaxMs?: number;
   plegPeriodMs?: number;
+  /** Test knobs of the volume manager: how long a pod waits for its volumes before a FailedMount event, how often expansions are checked. */
+  volumeMountTimeoutMs?: number;
+  resizeCheckMs?: number;
+  pluginScanMs?: number;
 }
 
 export class Kubelet {
@@ -53,6 +67,10 @@ export class Kubelet {
   readonly node: NodeManager;
   readonly pods: PodManager;
   readonly stats: StatsProvider;
+  readonly drivers = new DriverRegistry();
+  readonly volumes: VolumeManager;
+  private readonly nodeInfo: NodeInfoManager;
+  private readonly plugins: PluginWatcher;
   private readonly server: KubeletServer;
   private informer: Informer | undefined;
   private plegTimer: NodeJS.Timeout | undefined;
@@ -79,11 +97,31 @@ export class Kubelet {
       ...(o.leaseRenewMs ? { renewIntervalMs: o.leaseRenewMs } : {}),
       ...(o.leaseDurationSeconds ? { leaseDurationSeconds: o.leaseDurationSeconds } : {}),
       ...(o.statusUpdateMs ? { statusUpdateMs: o.statusUpdateMs } : {}),
+      volumesInUse: () => this.volumes.volumesInUse(),
     });
     const recorder = new EventRecorder(
       new RestClient(o.config, { qps: o.qps ?? 50, burst: o.burst ?? 100, userAgent: `kubelet/v1.32.0 (kubeling) ${o.nodeName}` }),
       { component: 'kubelet', host: o.nodeName },
     );
+    this.volumes = new VolumeManager({
+      nodeName: o.nodeName,
+      rootDir: o.rootDir,
+      drivers: this.drivers,
+      api: volumeApi(this.client, recorder),
+      log: o.log,
+      trigger: (uid, delayMs) => this.pods.trigger(uid, delayMs),
+      reportedInUse: () => this.node.reportedVolumesInUse(),
+      requestStatusUpdate: () => this.node.requestStatusUpdate(),
+      ...(o.volumeMountTimeoutMs ? { mountTimeoutMs: o.volumeMountTimeoutMs } : {}),
+      ...(o.resizeCheckMs ? { resizeCheckMs: o.resizeCheckMs } : {}),
+    });
+    this.nodeInfo = new NodeInfoManager(this.client, o.nodeName);
+    this.plugins = new PluginWatcher({
+      dir: join(o.rootDir, 'plugins_registry'),
+      handlers: { [CSI_PLUGIN_TYPE]: new CsiPluginHandler(this.drivers, this.nodeInfo, o.log) },
+      log: o.log,
+      ...(o.pluginScanMs ? { scanIntervalMs: o.pluginScanMs } : {}),
+    });
     this.pods = new PodManager({
       nodeName: o.nodeName,
       nodeIP,
@@ -94,6 +132,7 @@ export class Kubelet {
       log: o.log,
       allocatable: () => this.node.allocatable(),
       nodeLabels: () => this.node.labels(),
+      volumes: this.volumes,
       ...(o.backoffInitialMs ? { backoffInitialMs: o.backoffInitialMs } : {}),
       ...(o.backoffMaxMs ? { backoffMaxMs: o.backoffMaxMs } : {}),
     });
@@ -134,6 +173,9 @@ export class Kubelet {
     this.port = await this.server.start();
     await this.node.register();
     this.node.start();
+    this.volumes.start();
+    void this.initCSINode();
+    this.plugins.start();
     this.informer = new Informer(
       this.client,
       { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.o.nodeName}` },
@@ -188,12 +230,35 @@ export class Kubelet {
     this.housekeepingTimer.unref();
   }
 
+  /**
+   * The node's CSINode, made at start even with no driver (initializeCSINode):
+   * tried a few times with a growing delay, as upstream's backoff does; a
+   * driver's registration makes it later if it is still missing.
+   */
+  private async initCSINode(): Promise<void> {
+    for (let attempt = 0, delay = 250; !this.stopped; attempt++, delay *= 3) {
+      try {
+        await this.nodeInfo.initialize();
+        return;
+      } catch (e) {
+        if (attempt >= 5) {
+          this.o.log.warn({ err: (e as Error).message }, 'failed to initialize CSINode');
+          return;
+        }
+      }
+      await new Promise((r) => setTimeout(r, delay).unref());
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.plegTimer) clearTimeout(this.plegTimer);
     if (this.housekeepingTimer) clearInterval(this.housekeepingTimer);
     this.informer?.stop();
     this.node.stop();
+    await this.plugins.stop();
+    this.volumes.stop();
+    this.drivers.close();
     this.pods.close();
     await this.server.stop();
     this.client.close();

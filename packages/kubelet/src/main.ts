@@ -4,7 +4,8 @@
  *   --node-name=NAME            (default: the hostname)
  *   --kubeconfig=PATH | --master=URL
  *   --container-runtime-endpoint=unix:///path/runtime.sock
- *   --root-dir=DIR              pod directories, logs (default .kubeling/kubelet/<node>)
+ *   --root-dir=DIR              pod directories, logs, CSI plugins (drivers register in DIR/plugins_registry/)
+ *                               (default .kubeling/kubelet/<node>)
  *   --max-pods=110 --node-labels=k=v,... --register-with-taints=k=v:NoSchedule,...
  *   --node-ip=127.0.0.1 --address=127.0.0.1 --port=10250
  *   --capacity=cpu=4,memory=8Gi  (overrides what the machine reports)

@@ -1,9 +1,10 @@
 /**
  * The kubelet's Node (kubernetes pkg/kubelet/kubelet_node_status.go, nodelease):
  * registration with labels and taints, the status (capacity and allocatable,
- * the four conditions, addresses, the kubelet endpoint, nodeInfo, images)
- * patched when it changes or once a minute, and the Lease in kube-node-lease
- * renewed every 10 s.
+ * the four conditions, addresses, the kubelet endpoint, nodeInfo, images, the
+ * volumes in use) patched when it changes or once a minute, and at once when
+ * asked (the volume manager waits for a volume to be reported in use), and the
+ * Lease in kube-node-lease renewed every 10 s.
  */
 import { readFileSync } from 'node:fs';
 import { arch, cpus, hostname, release, totalmem } from 'node:os';
@@ -29,6 +30,8 @@ export interface NodeOptions {
   leaseDurationSeconds?: number;
   renewIntervalMs?: number;
   statusUpdateMs?: number;
+  /** The volume manager's GetVolumesInUse, reported in `status.volumesInUse`. */
+  volumesInUse?: () => string[];
 }
 
 export function defaultCapacity(maxPods: number): Record<string, string> {
@@ -45,6 +48,8 @@ interface NodeStatus {
   daemonEndpoints: { kubeletEndpoint: { Port: number } };
   nodeInfo: NodeSystemInfo;
   images: { names: string[]; sizeBytes: number }[];
+  /** null clears the list in the merge patch. */
+  volumesInUse: string[] | null;
 }
 
 interface NodeSystemInfo {
@@ -67,8 +72,28 @@ export class NodeManager {
   private lastStatusAt = 0;
   private runtimeVersion = '';
   private stopped = false;
+  private started = false;
+  private statusRequested = false;
+  private reportedInUse: ReadonlySet<string> = new Set();
+  private statusChain: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: NodeOptions) {}
+
+  /** The volumes the last status written reported in use (MarkVolumesAsReportedInUse). */
+  reportedVolumesInUse(): ReadonlySet<string> {
+    return this.reportedInUse;
+  }
+
+  /** Writes the status soon (once for any number of asks), e.g. when the volumes in use changed. */
+  requestStatusUpdate(): void {
+    if (this.stopped || !this.started || this.statusRequested) return;
+    this.statusRequested = true;
+    setTimeout(() => {
+      this.statusRequested = false;
+      if (this.stopped) return;
+      void this.updateStatus(false).catch((e) => this.o.log.warn({ err: (e as Error).message }, 'node status update failed'));
+    }, 0).unref();
+  }
 
   /** Allocatable in scheduling units (cpu millicores), for admission. */
   allocatable(): Record<string, number> {
@@ -111,6 +136,7 @@ export class NodeManager {
   }
 
   start(): void {
+    this.started = true;
     const renew = this.o.renewIntervalMs ?? 10_000;
     const leaseTick = () => {
       void this.renewLease()
@@ -186,7 +212,14 @@ export class NodeManager {
     };
   }
 
-  private async updateStatus(force: boolean): Promise<void> {
+  /** One status write at a time, so what was last reported in use is what the node has. */
+  private updateStatus(force: boolean): Promise<void> {
+    const run = this.statusChain.then(() => this.writeStatus(force));
+    this.statusChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeStatus(force: boolean): Promise<void> {
     const images = (await this.o.runtime.listImages()).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) }));
     const status: NodeStatus = {
       capacity: this.o.capacity,
@@ -198,7 +231,10 @@ export class NodeManager {
       daemonEndpoints: { kubeletEndpoint: { Port: this.o.kubeletPort() } },
       nodeInfo: this.nodeInfo(),
       images,
+      volumesInUse: null,
     };
+    const inUse = this.o.volumesInUse?.() ?? [];
+    if (inUse.length) status.volumesInUse = inUse;
     const conditionsKey = { ...status };
     const due = Date.now() - this.lastStatusAt > 60_000;
     if (!force && !due && jsonEqual(conditionsKey, this.lastStatus)) return;
@@ -218,6 +254,7 @@ export class NodeManager {
       cond('Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'),
     ];
     await this.o.client.patch(`/api/v1/nodes/${this.o.nodeName}/status`, { status: { ...status, conditions } }, 'application/merge-patch+json');
+    this.reportedInUse = new Set(inUse);
     this.lastStatus = conditionsKey;
     this.lastStatusAt = Date.now();
   }

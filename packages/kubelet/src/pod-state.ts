@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Pod } from './kinds.js';
 import type { ProbeManager } from './probes.js';
 import type { Waiting } from './status.js';
+import type { VolumeManager } from './volumemanager/volume-manager.js';
 
 export const LABEL_POD_UID = 'io.kubernetes.pod.uid';
 export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
@@ -32,6 +33,8 @@ export interface PodManagerOptions {
   /** The node's allocatable (cpu in millicores) for admission and resourceFieldRef. */
   allocatable: () => Record<string, number>;
   nodeLabels: () => Record<string, string>;
+  /** Attaches, mounts and tears down the pods' claim volumes. */
+  volumes: VolumeManager;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
 }

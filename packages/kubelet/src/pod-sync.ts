@@ -1,7 +1,9 @@
 /**
  * Pod sync (kubernetes pkg/kubelet/kuberuntime SyncPod, as the seeds walk it):
  * admission first (node affinity, then the node's allocatable; a rejected pod
- * fails for good), then the sandbox (its IP is the pod IP), volumes, then init
+ * fails for good), then the claim volumes attached and mounted by the volume
+ * manager (the pod waits, ContainerCreating, until they are), then the sandbox
+ * (its IP is the pod IP), the other volumes, then init
  * containers one by one — each must succeed — then the app containers: pull
  * the image as the pull policy says, create, start, run the postStart hook,
  * start the probes. Ephemeral containers added to the pod start before the
@@ -35,7 +37,8 @@ import {
 import type { PodTerminator } from './pod-termination.js';
 import { ConfigError, containerEnv, expand, type EnvSources } from './podutil.js';
 import type { StatusManager } from './status-manager.js';
-import { containerMounts, prepareVolumes, volumeRefreshMs } from './volumes.js';
+import type { ClaimPaths } from './volumemanager/volume-manager.js';
+import { containerMounts, prepareVolumes, volumeRefreshMs, type PodVolumePaths } from './volumes.js';
 
 export class PodSyncer {
   constructor(
@@ -56,6 +59,13 @@ export class PodSyncer {
     const spec = pod.spec;
     const sandboxes = await sandboxesOf(o.runtime, uid);
     let sandbox = sandboxes.find((s) => s.state === 'SANDBOX_READY');
+    // The claim volumes are attached and mounted before the sandbox (kubelet SyncPod: WaitForAttachAndMount).
+    const claims = await o.volumes.waitForAttachAndMount(pod, !!sandbox);
+    if (!claims) {
+      const ip = sandbox ? ((await o.runtime.podSandboxStatus(sandbox.id).catch(() => undefined))?.network?.ip ?? '') : '';
+      await this.status.write(pod, ip, sandbox ? await containersOf(o.runtime, [sandbox.id]) : new Map());
+      return;
+    }
     const sbConfig = this.sandboxConfig(pod, sandboxes.length);
     if (!sandbox) {
       const hadContainers = sandboxes.length > 0;
@@ -81,7 +91,7 @@ export class PodSyncer {
     const sources = this.envSources();
     if (state.volumesReady.get(uid) !== sandbox.id || Date.now() >= (state.volumesDue.get(uid) ?? Infinity)) {
       try {
-        await prepareVolumes(pod, podDir, sources, o.nodeIP, podIP);
+        await prepareVolumes(pod, podDir, sources, o.nodeIP, podIP, claims.paths);
         state.volumesReady.set(uid, sandbox.id);
         const refresh = volumeRefreshMs(pod);
         if (refresh !== undefined) {
@@ -96,7 +106,7 @@ export class PodSyncer {
         return;
       }
     }
-    const volumes = volumePaths(pod, podDir);
+    const volumes = volumePaths(pod, podDir, claims);
     const containers = await containersOf(o.runtime, [sandbox.id]);
     const policy = spec.restartPolicy ?? 'Always';
 
@@ -263,7 +273,7 @@ export class PodSyncer {
     sandboxId: string,
     sbConfig: PodSandboxConfig,
     podIP: string,
-    volumes: Map<string, string>,
+    volumes: PodVolumePaths,
     kind: 'init' | 'regular' | 'ephemeral',
   ): Promise<void> {
     const { o, state, probes } = this.d;
@@ -343,9 +353,9 @@ export class PodSyncer {
   }
 }
 
-/** The prepared volume directories (names → host paths) without touching their contents. */
-function volumePaths(pod: Pod, podDir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const v of podVolumes(pod)) out.set(v.name, v.hostPath ? v.hostPath.path : join(podDir, 'volumes', v.name));
-  return out;
+/** The prepared volume directories (names → host paths, and those mounted read-only) without touching their contents. */
+function volumePaths(pod: Pod, podDir: string, claims: ClaimPaths): PodVolumePaths {
+  const paths = new Map<string, string>();
+  for (const v of podVolumes(pod)) paths.set(v.name, claims.paths.get(v.name) ?? (v.hostPath ? v.hostPath.path : join(podDir, 'volumes', v.name)));
+  return { paths, readOnly: claims.readOnly };
 }

@@ -4,10 +4,14 @@
  * in parallel within the grace period (the deletion's, else the spec's, else
  * 30 s: SIGTERM, then SIGKILL), its sandboxes are stopped, its final status is
  * written, the sandboxes are removed, and the pod is deleted for good (grace
- * 0, precondition on its uid). A finished pod keeps nothing running; a pod the
- * apiserver no longer has loses its sandboxes and all the kubelet kept for it.
+ * 0, precondition on its uid) once its volumes are torn down. A finished pod
+ * keeps nothing running and no volume mounted; a pod the apiserver no longer
+ * has loses its sandboxes, its volumes, its directory and all the kubelet kept
+ * for it.
  * A container a liveness or startup probe gave up on is stopped to restart.
  */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { isNotFound } from '@kubeling/apimachinery';
 import type { Pod } from './kinds.js';
 import { runHook } from './lifecycle.js';
@@ -68,6 +72,8 @@ export class PodTerminator {
       state.finished.add(uid);
       if (state.pods.has(uid)) await this.status.write(pod, '', final).catch(() => undefined);
       for (const sb of sandboxes) await o.runtime.removePodSandbox(sb.id).catch(() => undefined);
+      // Its volumes are unmounted before the pod goes for good; a volume that cannot be yet keeps it (the worker tries again).
+      await o.volumes.tearDownPod(uid);
       try {
         await o.client.delete(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, {
           apiVersion: 'v1',
@@ -83,19 +89,26 @@ export class PodTerminator {
     }
   }
 
-  /** A finished pod keeps nothing running. */
+  /** A finished pod keeps nothing running, nor its volumes mounted. */
   async stopFinished(pod: Pod): Promise<void> {
     for (const sb of await sandboxesOf(this.d.o.runtime, pod.metadata.uid!)) {
       if (sb.state === 'SANDBOX_READY') await this.d.o.runtime.stopPodSandbox(sb.id).catch(() => undefined);
     }
+    await this.d.o.volumes.tearDownPod(pod.metadata.uid!);
   }
 
-  /** Whatever still runs for a pod the apiserver no longer has is stopped and removed. */
+  /**
+   * Whatever still runs for a pod the apiserver no longer has is stopped and
+   * removed; its volumes are torn down and its directory removed
+   * (cleanupOrphanedPodDirs).
+   */
   async cleanupOrphan(uid: string): Promise<void> {
     for (const sb of await sandboxesOf(this.d.o.runtime, uid)) await this.d.o.runtime.removePodSandbox(sb.id).catch(() => undefined);
     this.d.probes.retain(uid);
     this.d.state.forget(uid);
     this.status.forget(uid);
+    await this.d.o.volumes.tearDownPod(uid);
+    rmSync(join(this.d.o.rootDir, 'pods', uid), { recursive: true, force: true });
   }
 
   /** A liveness or startup probe gave up: the container is stopped, and the sync starts it again. */

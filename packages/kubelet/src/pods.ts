@@ -139,12 +139,17 @@ export class PodManager {
     return this.syncer.sync(pod);
   }
 
-  /** Sandboxes of pods this kubelet no longer knows (after a restart, or deleted meanwhile). */
+  /**
+   * Sandboxes and pod directories of pods this kubelet no longer knows (after
+   * a restart, or deleted meanwhile), and staged volumes no pod uses.
+   */
   async housekeeping(): Promise<void> {
+    const orphan = (uid: string) => !this.state.pods.has(uid) && !this.workers.get(uid)?.running;
     for (const sb of await this.o.runtime.listPodSandbox()) {
       const uid = sb.labels?.[LABEL_POD_UID];
-      if (uid && !this.state.pods.has(uid) && !this.workers.get(uid)?.running) this.trigger(uid);
+      if (uid && orphan(uid)) this.trigger(uid);
     }
+    await this.o.volumes.cleanupOrphans((uid) => !orphan(uid));
   }
 }
 

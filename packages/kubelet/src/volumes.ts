@@ -2,8 +2,9 @@
  * Pod volumes (kubernetes pkg/volume): directories under the pod's directory —
  * emptyDir, configMap and secret (a file per key, or the listed items),
  * downwardAPI, projected (configMap, secret, downwardAPI and ServiceAccount
- * token sources), hostPath — and each container's mounts onto them (subPath
- * included). Written volumes are refreshed in place the way upstream's
+ * token sources), hostPath (made or checked as its type says) — and each
+ * container's mounts onto them (subPath included), claim volumes mounted by
+ * the volume manager among them. Written volumes are refreshed in place the way upstream's
  * AtomicWriter does it: files under a timestamped directory, `..data` swapped
  * to it by a rename, and each top-level name a link through `..data`, so a
  * reader never sees a half-written set.
@@ -15,6 +16,7 @@ import type { KubeObject } from '@kubeling/api';
 import type { Mount } from '@kubeling/cri';
 import { asPod, podVolumes, type ConfigMapSource, type Container, type DownwardAPIVolumeFile, type KeyToPath, type Pod, type SecretSource } from './kinds.js';
 import { ConfigError, podFieldValue, type EnvSources } from './podutil.js';
+import { checkHostPathType } from './volumemanager/resolve.js';
 
 function writeFiles(dir: string, files: Record<string, Buffer>, mode?: number): void {
   for (const rel of Object.keys(files)) {
@@ -115,15 +117,34 @@ function downwardFiles(pod: Pod, items: DownwardAPIVolumeFile[] | undefined, hos
   return out;
 }
 
-/** Makes every volume's directory; returns volume name → host path. */
-export async function prepareVolumes(obj: KubeObject, podDir: string, src: EnvSources, hostIP: string, podIP: string): Promise<Map<string, string>> {
+/**
+ * Makes every volume's directory; returns volume name → host path. The claim
+ * volumes, which the volume manager has mounted already, are given.
+ */
+export async function prepareVolumes(
+  obj: KubeObject,
+  podDir: string,
+  src: EnvSources,
+  hostIP: string,
+  podIP: string,
+  claims: ReadonlyMap<string, string> = new Map(),
+): Promise<Map<string, string>> {
   const pod = asPod(obj);
   const ns = pod.metadata.namespace!;
   const out = new Map<string, string>();
   for (const v of podVolumes(pod)) {
     const dir = join(podDir, 'volumes', v.name);
+    const claim = claims.get(v.name);
+    if (claim !== undefined) out.set(v.name, claim);
+    // A claim volume no container uses is not mounted at all.
+    const source = v as { persistentVolumeClaim?: unknown; ephemeral?: unknown };
+    if (claim !== undefined || source.persistentVolumeClaim || source.ephemeral) continue;
     if (v.hostPath) {
-      if (v.hostPath.type === 'DirectoryOrCreate') mkdirSync(v.hostPath.path, { recursive: true });
+      try {
+        checkHostPathType(v.hostPath.path, v.hostPath.type);
+      } catch (e) {
+        throw new ConfigError((e as Error).message);
+      }
       out.set(v.name, v.hostPath.path);
       continue;
     }
@@ -152,11 +173,17 @@ export async function prepareVolumes(obj: KubeObject, podDir: string, src: EnvSo
   return out;
 }
 
+/** The pod's volumes by name: their host paths, and which are mounted read-only whatever the container asks. */
+export interface PodVolumePaths {
+  paths: ReadonlyMap<string, string>;
+  readOnly: ReadonlySet<string>;
+}
+
 /** A container's mounts onto the prepared volumes. */
-export function containerMounts(container: Container, volumes: Map<string, string>): Mount[] {
+export function containerMounts(container: Container, volumes: PodVolumePaths): Mount[] {
   const mounts: Mount[] = [];
   for (const vm of container.volumeMounts ?? []) {
-    const host = volumes.get(vm.name);
+    const host = volumes.paths.get(vm.name);
     if (!host) throw new ConfigError(`unable to find volume "${vm.name}"`);
     let hostPath = host;
     if (vm.subPath) {
@@ -164,7 +191,7 @@ export function containerMounts(container: Container, volumes: Map<string, strin
       if (!hostPath.startsWith(host)) throw new ConfigError(`invalid subPath ${vm.subPath}`);
       if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true });
     }
-    mounts.push({ container_path: vm.mountPath, host_path: hostPath, readonly: !!vm.readOnly });
+    mounts.push({ container_path: vm.mountPath, host_path: hostPath, readonly: !!vm.readOnly || volumes.readOnly.has(vm.name) });
   }
   return mounts;
 }
