@@ -4,7 +4,8 @@
  * metrics-server's components.yaml), its Service with the Endpoints of the
  * process that serves it, and the APIService that puts metrics.k8s.io behind
  * the aggregation layer. Applied create-or-replace, so that a restart with a
- * new port updates them.
+ * new port updates them. The storage add-on (the CSI driver's objects and the
+ * default StorageClass) is created once and then left as the user keeps it.
  *
  *   node scripts/dist/addons.js --kubeconfig=FILE --ca=FILE --metrics-server=HOST:PORT
  */
@@ -14,6 +15,7 @@ import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { loadKubeConfig, RestClient, resolveClientConfig } from '@kubeling/client';
+import { storageObjects } from '@kubeling/testenv/storage';
 
 /** The user the metrics server's client certificate names. */
 export const METRICS_SERVER_USER = 'system:metrics-server';
@@ -98,18 +100,20 @@ export function metricsServerObjects(caPem: string, ip: string, port: number): O
 
 function pathOf(o: Obj, named: boolean): string {
   const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
-  const plural = `${o.kind.toLowerCase()}${o.kind.endsWith('s') ? '' : 's'}`;
+  const k = o.kind.toLowerCase();
+  // Endpoints is its own plural; StorageClass → storageclasses.
+  const plural = k.endsWith('ss') ? `${k}es` : k.endsWith('s') ? k : `${k}s`;
   const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
   const ns = o.metadata.namespace ? `/namespaces/${o.metadata.namespace}` : '';
   return `${base}${ns}/${plural}${named ? `/${o.metadata.name}` : ''}`;
 }
 
-/** Create, or replace what is there (keeping its resourceVersion). */
-export async function applyObjects(client: RestClient, objects: Obj[]): Promise<void> {
+/** Create, or replace what is there (keeping its resourceVersion); with `createOnly`, what is there stays as the user left it. */
+export async function applyObjects(client: RestClient, objects: Obj[], o2: { createOnly?: boolean } = {}): Promise<void> {
   for (const o of objects) {
     const cur = await client.request<Obj>({ path: pathOf(o, true) }).catch(() => undefined);
     if (!cur) await client.request({ method: 'POST', path: pathOf(o, false), body: o });
-    else {
+    else if (!o2.createOnly) {
       const meta = cur.metadata as { resourceVersion?: string };
       await client.request({ method: 'PUT', path: pathOf(o, true), body: { ...o, metadata: { ...o.metadata, resourceVersion: meta.resourceVersion } } });
     }
@@ -128,6 +132,8 @@ async function main(): Promise<void> {
   const client = new RestClient(resolveClientConfig(loadKubeConfig({ explicitPath: values.kubeconfig })));
   try {
     await applyObjects(client, metricsServerObjects(readFileSync(values.ca, 'utf8'), ip, Number(port)));
+    // The storage add-on: the CSI driver's RBAC and CSIDriver object, the default StorageClass.
+    await applyObjects(client, storageObjects(), { createOnly: true });
   } finally {
     client.close();
   }

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureClusterPKI, ensureFrontProxyPKI, ensureServingCert } from '@kubeling/pki';
 import { METRICS_SERVER_USER } from './addons.js';
+import { CSI_DRIVER_GROUP, csiDriverUser } from '@kubeling/testenv/storage';
 import { ROOT, STATE } from './cluster.js';
 
 const { values } = parseArgs({
@@ -62,6 +63,7 @@ async function main(): Promise<void> {
     scheduler: { cn: 'system:kube-scheduler' },
     'metrics-server': { cn: METRICS_SERVER_USER },
     ...Object.fromEntries(nodes.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
+    ...Object.fromEntries(nodes.map((n) => [`csi-${n}`, { cn: csiDriverUser(n), orgs: [CSI_DRIVER_GROUP] }])),
   });
   // Inside the compose network the apiserver answers as `kubernetes` (a name its certificate has).
   const inside = 'https://kubernetes:6443';
@@ -82,7 +84,10 @@ async function main(): Promise<void> {
     ips: ['127.0.0.1'],
     dnsNames: ['metrics-server', 'metrics-server.kube-system.svc', 'localhost'],
   });
-  for (const n of nodes) write(`kubelet-${n}`, `system:node:${n}`);
+  for (const n of nodes) {
+    write(`kubelet-${n}`, `system:node:${n}`);
+    write(`csi-${n}`, csiDriverUser(n));
+  }
   writeFileSync(
     join(dir, 'kubeconfig'),
     kubeconfig(`https://127.0.0.1:${values.port}`, pki.ca, pki.clients.admin!.cert, pki.clients.admin!.key, 'kubernetes-admin'),

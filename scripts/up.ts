@@ -1,7 +1,7 @@
 /**
  * `npm run up`: starts a local cluster in the background — etcd, the
  * apiserver, the controller-manager, the scheduler, the metrics server (behind
- * the aggregation layer), and nodes (a runtime and a kubelet each;
+ * the aggregation layer), and nodes (a runtime, a kubelet and a CSI driver each;
  * `-- --nodes N`, default 2) — with logs under .kubeling/logs/, and writes .kubeling/kubeconfig.
  * Idempotent: a cluster that is already up is left as it is.
  */
@@ -15,6 +15,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { containerdUnavailable } from '@kubeling/testenv';
+import { CSI_DRIVER_GROUP, csiDriverUser, storageObjects } from '@kubeling/testenv/storage';
 import { PortReservations } from './ports.js';
 import { KUBECONFIG, LOGS, ROOT, STATE, alive, healthy, readState, writeState, type Component } from './cluster.js';
 
@@ -177,6 +178,7 @@ async function main(): Promise<void> {
     'apiserver-kubelet-client': { cn: 'kube-apiserver-kubelet-client' },
     'metrics-server': { cn: METRICS_SERVER_USER },
     ...Object.fromEntries(nodeNames.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
+    ...Object.fromEntries(nodeNames.map((n) => [`csi-${n}`, { cn: csiDriverUser(n), orgs: [CSI_DRIVER_GROUP] }])),
   });
   // The aggregation layer's own CA and client certificate (kubeadm's front-proxy-*).
   const frontProxy = await ensureFrontProxyPKI(join(STATE, 'pki'));
@@ -303,6 +305,8 @@ async function main(): Promise<void> {
     });
     try {
       await applyObjects(admin, metricsServerObjects(readFileSync(pki.ca, 'utf8'), '127.0.0.1', port));
+      // The storage add-on: the CSI driver's RBAC and CSIDriver object, the default StorageClass `standard`.
+      await applyObjects(admin, storageObjects(), { createOnly: true });
     } finally {
       admin.close();
     }
@@ -385,7 +389,26 @@ async function main(): Promise<void> {
     components.push(kubelet);
     writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
     await waitHealthy(kubelet, kubelet.health, 60_000);
-    console.log(`${node} ready (${values.runtime} pid ${rt.pid}, kubelet pid ${kubelet.pid} on ${port}, pod IPs ${podNet})`);
+    // The node's CSI driver (hostpath.csi.kubeling.io with its sidecars), registered with the kubelet through its plugins_registry.
+    const kubeletRoot = join(STATE, 'kubelet', node);
+    const registrationDir = join(kubeletRoot, 'plugins_registry');
+    const csi = start(
+      `csi-${i}`,
+      process.execPath,
+      built(
+        'packages/csi-driver/dist/main.js',
+        `--kubeconfig=${kubeconfigFor(`csi-${node}`, csiDriverUser(node))}`,
+        `--node-id=${node}`,
+        `--endpoint=unix://${join(STATE, 'run', `csi-${node}.sock`)}`,
+        `--state-dir=${join(STATE, 'csi', node)}`,
+        `--registration-dir=${registrationDir}`,
+      ),
+    );
+    csi.health = `unix://${join(registrationDir, 'hostpath.csi.kubeling.io-reg.sock')}`;
+    components.push(csi);
+    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+    await waitHealthy(csi, csi.health, 60_000);
+    console.log(`${node} ready (${values.runtime} pid ${rt.pid}, kubelet pid ${kubelet.pid} on ${port}, csi pid ${csi.pid}, pod IPs ${podNet})`);
   }
 
   writeFileSync(KUBECONFIG, kubeconfig(apiURL, pki.ca, pki.clients.admin!, 'kubernetes-admin'), { mode: 0o600 });

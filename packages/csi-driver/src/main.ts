@@ -10,7 +10,8 @@
  *   --driver-name=hostpath.csi.kubeling.io the name the driver reports (GetPluginInfo)
  *   --endpoint=unix:///…/csi.sock     the driver socket (created here)
  *   --state-dir=DIR                   volumes and the driver's records
- *   --capacity=10Gi                   what the node offers for volumes
+ *   --capacity=QUANTITY               what the node offers for volumes (default: the
+ *                                     size of the filesystem holding --state-dir)
  *   --max-volumes-per-node=0          0: no limit
  *   --registration-dir=DIR            the kubelet's plugins_registry
  *   --capacity-namespace=kube-system  where CSIStorageCapacity objects go
@@ -23,6 +24,8 @@
  * SIGTERM or SIGINT stops the controllers and informers, closes both sockets
  * and removes their files.
  */
+import { existsSync, statfsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { parseDuration, parseQuantity } from '@kubeling/apimachinery';
@@ -35,6 +38,20 @@ function positiveInt(name: string, v: string, min = 0): number {
   return n;
 }
 
+/**
+ * The size of the filesystem that will hold the volumes, in whole GiB: what a
+ * hostpath node can offer at most. The state directory may not exist yet, so
+ * the nearest existing parent is asked.
+ */
+function filesystemBytes(dir: string): number {
+  let d = resolve(dir);
+  while (!existsSync(d) && dirname(d) !== d) d = dirname(d);
+  const fs = statfsSync(d);
+  const GiB = 1024 ** 3;
+  const bytes = fs.blocks * fs.bsize;
+  return bytes >= GiB ? Math.floor(bytes / GiB) * GiB : bytes;
+}
+
 async function main(): Promise<void> {
   const { values: v } = parseArgs({
     args: process.argv.slice(2),
@@ -45,7 +62,7 @@ async function main(): Promise<void> {
       'driver-name': { type: 'string', default: DRIVER_NAME },
       endpoint: { type: 'string' },
       'state-dir': { type: 'string' },
-      capacity: { type: 'string', default: '10Gi' },
+      capacity: { type: 'string' },
       'max-volumes-per-node': { type: 'string', default: '0' },
       'registration-dir': { type: 'string' },
       'capacity-namespace': { type: 'string', default: 'kube-system' },
@@ -59,10 +76,13 @@ async function main(): Promise<void> {
   });
   for (const f of ['node-id', 'endpoint', 'state-dir'] as const) if (!v[f]) throw new Error(`--${f} is required`);
   let capacityBytes = 0;
-  try {
-    capacityBytes = parseQuantity(v.capacity);
-  } catch (e) {
-    throw new Error(`invalid --capacity ${JSON.stringify(v.capacity)}: ${(e as Error).message}`);
+  if (v.capacity === undefined) capacityBytes = filesystemBytes(v['state-dir']!);
+  else {
+    try {
+      capacityBytes = parseQuantity(v.capacity);
+    } catch (e) {
+      throw new Error(`invalid --capacity ${JSON.stringify(v.capacity)}: ${(e as Error).message}`);
+    }
   }
   if (!(capacityBytes > 0)) throw new Error(`invalid --capacity ${JSON.stringify(v.capacity)}: must be positive`);
   const maxVolumes = positiveInt('max-volumes-per-node', v['max-volumes-per-node']);
