@@ -5,6 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, createServer, type Server } from 'node:net';
 import { randomInt } from 'node:crypto';
 import pino from 'pino';
@@ -17,6 +18,7 @@ let client: RestClient;
 let informers: InformerFactory;
 let proxier: Proxier;
 const backends: Server[] = [];
+const udpBackends: UdpSocket[] = [];
 
 /** A TCP server that answers each connection with its name. */
 async function backend(name: string): Promise<number> {
@@ -51,6 +53,7 @@ after(async () => {
   informers?.stop();
   client?.close();
   for (const s of backends) s.close();
+  for (const s of udpBackends) s.close();
   await env?.stop();
 });
 
@@ -94,4 +97,65 @@ test('a cluster IP relays to its endpoints in turn, follows EndpointSlice change
   assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/echo')).status, 200);
   await waitFor(async () => (await ask(ip, port)) === 'ECONNREFUSED', 10_000, 'the port to close');
   assert.ok(!proxier.listening.includes(`${ip}:${port}`));
+});
+
+/** A UDP server that answers each datagram with its name and what it got. */
+async function udpBackend(name: string): Promise<number> {
+  const s = createSocket('udp4');
+  udpBackends.push(s);
+  s.on('message', (m, r) => s.send(`${name}:${m.toString()}`, r.port, r.address));
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  return s.address().port;
+}
+
+/** One datagram's answer through a fresh client socket (a new session each time), or '' after a while. */
+function askUdp(host: string, port: number, msg: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = createSocket('udp4');
+    const t = setTimeout(() => {
+      s.close();
+      resolve('');
+    }, 300);
+    s.on('message', (m) => {
+      clearTimeout(t);
+      s.close();
+      resolve(m.toString());
+    });
+    s.send(msg, port, host);
+  });
+}
+
+test('a UDP port relays each client to an endpoint and the replies back from the cluster IP', async () => {
+  const [a, b] = [await udpBackend('a'), await udpBackend('b')];
+  const ip = `127.1.${randomInt(100, 250)}.${randomInt(2, 250)}`;
+  const port = await freePort();
+  const svc = await request(env.url, 'POST', '/api/v1/namespaces/default/services', {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'udp-echo' },
+    spec: { clusterIP: ip, ports: [{ name: 'u', port, protocol: 'UDP' }] },
+  });
+  assert.equal(svc.status, 201, JSON.stringify(svc.body));
+  const slices = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
+  for (const [n, p] of [
+    ['udp-echo-a', a],
+    ['udp-echo-b', b],
+  ] as const) {
+    const body = {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: n, labels: { 'kubernetes.io/service-name': 'udp-echo' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      ports: [{ name: 'u', port: p, protocol: 'UDP' }],
+    };
+    assert.equal((await request(env.url, 'POST', slices, body)).status, 201);
+  }
+  await waitFor(async () => (await askUdp(ip, port, 'x')) !== '', 10_000, 'the UDP cluster IP to answer');
+  assert.ok(proxier.listening.includes(`${ip}:${port}/UDP`));
+  const answers = new Set<string>();
+  for (let i = 0; i < 4; i++) answers.add(await askUdp(ip, port, 'ping'));
+  assert.deepEqual([...answers].sort(), ['a:ping', 'b:ping'], 'clients spread over both endpoints');
+  assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/udp-echo')).status, 200);
+  await waitFor(async () => !proxier.listening.includes(`${ip}:${port}/UDP`), 10_000, 'the UDP port to close');
 });

@@ -12,7 +12,7 @@ const slice = (name: string, service: string, body: object): KubeObject => ({
   ...body,
 });
 
-test('a listener per TCP port of each Service with a cluster IP, backed by the ready endpoints of its slices with the same port name', () => {
+test('a listener per TCP and UDP port of each Service with a cluster IP, backed by the ready endpoints of its slices with the same port name', () => {
   const want = desiredListeners(
     [
       svc('web', {
@@ -49,7 +49,8 @@ test('a listener per TCP port of each Service with a cluster IP, backed by the r
       slice('other', 'nothing-here', { endpoints: [{ addresses: ['127.2.3.1'] }], ports: [{ name: '', port: 1 }] }),
     ],
   );
-  assert.deepEqual([...want.keys()].sort(), ['127.1.0.10:80', '127.1.0.10:9090', '127.1.0.11:8080']);
+  assert.deepEqual([...want.keys()].sort(), ['127.1.0.10:53/UDP', '127.1.0.10:80', '127.1.0.10:9090', '127.1.0.11:8080']);
+  assert.deepEqual(want.get('127.1.0.10:53/UDP')!.backends, [], 'no slice has a UDP port named dns');
   assert.deepEqual(want.get('127.1.0.10:80')!.backends, [
     { ip: '127.2.1.5', port: 8080 },
     { ip: '127.2.2.7', port: 8080 },

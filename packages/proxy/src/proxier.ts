@@ -1,8 +1,8 @@
 /**
- * kube-proxy in userspace mode: for each Service's cluster IP and TCP port a
- * listener on this machine (cluster IPs are inside 127.0.0.0/8, so they are
- * local addresses here), each connection relayed to one of the Service's
- * ready endpoints in turn. Services and EndpointSlices come from informers, as
+ * kube-proxy in userspace mode: for each Service's cluster IP and TCP or UDP
+ * port a listener on this machine (cluster IPs are inside 127.0.0.0/8, so they
+ * are local addresses here), each connection — or each UDP client, for as long
+ * as it keeps talking — relayed to one of the Service's ready endpoints in turn. Services and EndpointSlices come from informers, as
  * upstream's kube-proxy reads them; a change reconciles the listeners. A listener that cannot bind (a port under
  * 1024 without root, or another proxy holding it) is reported and retried on
  * the next change.
@@ -11,6 +11,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { KubeObject, corev1, discoveryv1 } from '@kubeling/api';
 import type { InformerFactory } from '@kubeling/client';
+import { UdpRelay } from './udp.js';
 
 type Service = corev1.Service & KubeObject;
 type EndpointSlice = discoveryv1.EndpointSlice & KubeObject;
@@ -20,7 +21,7 @@ export interface Backend {
   port: number;
 }
 
-/** What should be listening: `clusterIP:port` → the ready endpoints of its Service's EndpointSlices. */
+/** What should be listening: `clusterIP:port` (TCP) or `clusterIP:port/UDP` → the ready endpoints of its Service's EndpointSlices. */
 export function desiredListeners(services: readonly KubeObject[], slices: readonly KubeObject[]): Map<string, { service: string; backends: Backend[] }> {
   const byService = new Map<string, EndpointSlice[]>();
   for (const sl of slices as readonly EndpointSlice[]) {
@@ -38,23 +39,24 @@ export function desiredListeners(services: readonly KubeObject[], slices: readon
     if (!ip.startsWith('127.')) continue;
     const name = `${s.metadata.namespace}/${s.metadata.name}`;
     for (const p of spec.ports ?? []) {
-      if ((p.protocol ?? 'TCP') !== 'TCP' || !p.port) continue;
+      const protocol = p.protocol ?? 'TCP';
+      if ((protocol !== 'TCP' && protocol !== 'UDP') || !p.port) continue;
       const backends: Backend[] = [];
       for (const sl of byService.get(name) ?? []) {
         // The slice's port of the same name (or the unnamed one, for an unnamed Service port).
-        const ep = (sl.ports ?? []).find((x) => (x.name ?? '') === (p.name ?? '') && (x.protocol ?? 'TCP') === 'TCP');
+        const ep = (sl.ports ?? []).find((x) => (x.name ?? '') === (p.name ?? '') && (x.protocol ?? 'TCP') === protocol);
         if (!ep?.port) continue;
         // A missing ready condition counts as ready, as the API documents.
         for (const e of sl.endpoints ?? []) if (e.conditions?.ready !== false && e.addresses?.[0]) backends.push({ ip: e.addresses[0], port: ep.port });
       }
-      out.set(`${ip}:${p.port}`, { service: `${name}:${p.name ?? p.port}`, backends });
+      out.set(`${ip}:${p.port}${protocol === 'UDP' ? '/UDP' : ''}`, { service: `${name}:${p.name ?? p.port}`, backends });
     }
   }
   return out;
 }
 
 interface Listener {
-  server: Server;
+  server: Server | UdpRelay;
   service: string;
   backends: Backend[];
   next: number;
@@ -102,13 +104,25 @@ export class Proxier {
         have.backends = d.backends;
         continue;
       }
-      const i = key.lastIndexOf(':');
-      const l: Listener = { server: createServer((c) => this.relay(l, c)), service: d.service, backends: d.backends, next: 0, sockets: new Set() };
+      const udp = key.endsWith('/UDP');
+      const hostPort = udp ? key.slice(0, -'/UDP'.length) : key;
+      const i = hostPort.lastIndexOf(':');
+      const host = hostPort.slice(0, i);
+      const port = Number(hostPort.slice(i + 1));
+      const l: Listener = { server: undefined as unknown as Server, service: d.service, backends: d.backends, next: 0, sockets: new Set() };
       try {
-        await new Promise<void>((resolve, reject) => {
-          l.server.once('error', reject);
-          l.server.listen({ host: key.slice(0, i), port: Number(key.slice(i + 1)) }, () => resolve());
-        });
+        if (udp) {
+          const relay = new UdpRelay(() => this.pick(l));
+          l.server = relay;
+          await relay.listen(host, port);
+        } else {
+          const server = createServer((c) => this.relay(l, c));
+          l.server = server;
+          await new Promise<void>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen({ host, port }, () => resolve());
+          });
+        }
         this.listeners.set(key, l);
         this.failed.delete(key);
       } catch (e) {
@@ -118,13 +132,19 @@ export class Proxier {
     }
   }
 
-  private relay(l: Listener, client: Socket): void {
+  /** The next ready endpoint of a listener, in turn. */
+  private pick(l: Listener): Backend | undefined {
     const b = l.backends.length ? l.backends[l.next++ % l.backends.length] : undefined;
+    if (b) this.connections++;
+    return b;
+  }
+
+  private relay(l: Listener, client: Socket): void {
+    const b = this.pick(l);
     if (!b) {
       client.destroy();
       return;
     }
-    this.connections++;
     const upstream = connect({ host: b.ip, port: b.port });
     l.sockets.add(client).add(upstream);
     const done = () => {
@@ -139,7 +159,7 @@ export class Proxier {
     upstream.pipe(client);
   }
 
-  /** `clusterIP:port` of each listener now open. */
+  /** `clusterIP:port` (and `clusterIP:port/UDP`) of each listener now open. */
   get listening(): string[] {
     return [...this.listeners.keys()].sort();
   }
