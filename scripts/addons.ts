@@ -98,6 +98,67 @@ export function metricsServerObjects(caPem: string, ip: string, port: number): O
   ];
 }
 
+/** The user the cluster DNS server's client certificate names. */
+export const DNS_USER = 'system:kube-dns';
+/** The kube-dns Service's cluster IP: the tenth address of the Service range, as kubeadm picks it. */
+export const CLUSTER_DNS_IP = '127.1.0.10';
+
+/**
+ * The cluster DNS add-on as kubeadm installs CoreDNS: the `system:coredns`
+ * ClusterRole (bound here to the DNS server's user), and the `kube-dns` Service
+ * in kube-system on its well-known cluster IP with the dns (UDP), dns-tcp and
+ * metrics ports, whose Endpoints name the process that serves them.
+ */
+export function dnsObjects(ip: string, dnsPort: number, metricsPort: number): Obj[] {
+  const labels = { 'k8s-app': 'kube-dns', 'kubernetes.io/name': 'CoreDNS' };
+  return [
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRole',
+      metadata: { name: 'system:coredns' },
+      rules: [
+        { apiGroups: [''], resources: ['endpoints', 'services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
+        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+      ],
+    },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'system:coredns' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:coredns' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: DNS_USER }],
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'kube-dns', namespace: 'kube-system', labels },
+      spec: {
+        clusterIP: CLUSTER_DNS_IP,
+        ports: [
+          { name: 'dns', port: 53, protocol: 'UDP', targetPort: dnsPort },
+          { name: 'dns-tcp', port: 53, protocol: 'TCP', targetPort: dnsPort },
+          { name: 'metrics', port: 9153, protocol: 'TCP', targetPort: metricsPort },
+        ],
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'kube-dns', namespace: 'kube-system', labels },
+      subsets: [
+        {
+          addresses: [{ ip }],
+          ports: [
+            { name: 'dns', port: dnsPort, protocol: 'UDP' },
+            { name: 'dns-tcp', port: dnsPort, protocol: 'TCP' },
+            { name: 'metrics', port: metricsPort, protocol: 'TCP' },
+          ],
+        },
+      ],
+    },
+  ];
+}
+
 function pathOf(o: Obj, named: boolean): string {
   const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
   const k = o.kind.toLowerCase();

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { ensureClusterPKI, ensureFrontProxyPKI, ensureServingCert } from '@kubeling/pki';
 import { RestClient } from '@kubeling/client';
-import { applyObjects, METRICS_SERVER_USER, metricsServerObjects } from './addons.js';
+import { applyObjects, CLUSTER_DNS_IP, DNS_USER, dnsObjects, METRICS_SERVER_USER, metricsServerObjects } from './addons.js';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -177,6 +177,7 @@ async function main(): Promise<void> {
     proxy: { cn: 'system:kube-proxy' },
     'apiserver-kubelet-client': { cn: 'kube-apiserver-kubelet-client' },
     'metrics-server': { cn: METRICS_SERVER_USER },
+    dns: { cn: DNS_USER },
     ...Object.fromEntries(nodeNames.map((n) => [`kubelet-${n}`, { cn: `system:node:${n}`, orgs: ['system:nodes'] }])),
     ...Object.fromEntries(nodeNames.map((n) => [`csi-${n}`, { cn: csiDriverUser(n), orgs: [CSI_DRIVER_GROUP] }])),
   });
@@ -193,6 +194,15 @@ async function main(): Promise<void> {
     writeFileSync(f, kubeconfig(server, pki.ca, pki.clients[name]!, user), { mode: 0o600 });
     return f;
   };
+  const adminClient = () =>
+    new RestClient({
+      server: apiURL,
+      namespace: 'default',
+      insecureSkipTLSVerify: false,
+      ca: readFileSync(pki.ca),
+      cert: readFileSync(pki.clients.admin!.cert),
+      key: readFileSync(pki.clients.admin!.key),
+    });
   for (const [i, url] of apiURLs.entries()) {
     await ports.release(Number(new URL(url).port));
     const apiserver = start(
@@ -286,6 +296,31 @@ async function main(): Promise<void> {
     console.log(`proxy         ready (pid ${proxy.pid}, health on ${port})`);
   }
 
+  // Cluster DNS: kubeling-dns on a loopback port, behind the kube-dns Service's cluster IP (UDP and TCP 53, relayed by the proxy).
+  {
+    const dnsPort = await pickPort(10053);
+    const metricsPort = await pickPort(9153);
+    const admin = adminClient();
+    try {
+      // Applied before the server starts, so the DNS RBAC is in place when its informers list.
+      await applyObjects(admin, dnsObjects('127.0.0.1', dnsPort, metricsPort));
+    } finally {
+      admin.close();
+    }
+    await ports.release(dnsPort);
+    await ports.release(metricsPort);
+    const dns = start(
+      'dns',
+      process.execPath,
+      built('packages/dns/dist/main.js', `--kubeconfig=${kubeconfigFor('dns', DNS_USER)}`, `--listen=127.0.0.1:${dnsPort}`, `--healthz-port=${metricsPort}`),
+    );
+    dns.health = `http://127.0.0.1:${metricsPort}/healthz`;
+    components.push(dns);
+    writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components });
+    await waitHealthy(dns, dns.health, 60_000);
+    console.log(`dns           ready (pid ${dns.pid} on 127.0.0.1:${dnsPort}, Service kube-system/kube-dns at ${CLUSTER_DNS_IP}:53)`);
+  }
+
   // The metrics server: scrapes the kubelets, serves metrics.k8s.io behind its APIService.
   {
     const port = await pickPort(4443);
@@ -295,14 +330,7 @@ async function main(): Promise<void> {
       dnsNames: ['metrics-server.kube-system.svc', 'localhost'],
     });
     // Its RBAC, Service, Endpoints and APIService first: it reads the authentication ConfigMap as it starts.
-    const admin = new RestClient({
-      server: apiURL,
-      namespace: 'default',
-      insecureSkipTLSVerify: false,
-      ca: readFileSync(pki.ca),
-      cert: readFileSync(pki.clients.admin!.cert),
-      key: readFileSync(pki.clients.admin!.key),
-    });
+    const admin = adminClient();
     try {
       await applyObjects(admin, metricsServerObjects(readFileSync(pki.ca, 'utf8'), '127.0.0.1', port));
       // The storage add-on: the CSI driver's RBAC and CSIDriver object, the default StorageClass `standard`.
@@ -383,6 +411,8 @@ async function main(): Promise<void> {
         `--tls-private-key-file=${serving.key}`,
         `--client-ca-file=${pki.ca}`,
         '--authorization-mode=Webhook',
+        `--cluster-dns=${CLUSTER_DNS_IP}`,
+        '--cluster-domain=cluster.local',
       ),
     );
     kubelet.health = `https://127.0.0.1:${port}/healthz`;

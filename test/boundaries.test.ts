@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const COMPONENTS = ['apiserver', 'controller-manager', 'scheduler', 'kubelet', 'proxy', 'kubectl', 'runtime', 'metrics-server'];
+const COMPONENTS = ['apiserver', 'controller-manager', 'scheduler', 'kubelet', 'proxy', 'kubectl', 'runtime', 'metrics-server', 'csi-driver', 'dns'];
 
 /** The non-test TypeScript sources below `dir`. */
 function sources(dir: string): string[] {

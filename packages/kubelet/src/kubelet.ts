@@ -48,6 +48,10 @@ export interface KubeletOptions {
   burst?: number;
   log: Logger;
   leaseDurationSeconds?: number;
+  /** The cluster DNS servers pods of dnsPolicy ClusterFirst use (`--cluster-dns`), the cluster domain, and the host's resolv.conf. */
+  clusterDNS?: string[];
+  clusterDomain?: string;
+  resolvConf?: string;
   /** Test knobs: lease renew and status intervals, crash back-off. */
   leaseRenewMs?: number;
   statusUpdateMs?: number;
@@ -135,6 +139,9 @@ export class Kubelet {
       volumes: this.volumes,
       ...(o.backoffInitialMs ? { backoffInitialMs: o.backoffInitialMs } : {}),
       ...(o.backoffMaxMs ? { backoffMaxMs: o.backoffMaxMs } : {}),
+      clusterDNS: o.clusterDNS ?? [],
+      clusterDomain: o.clusterDomain ?? 'cluster.local',
+      resolvConf: o.resolvConf ?? '/etc/resolv.conf',
     });
     collectDefaultMetrics({ register: this.metrics });
     const self = this;

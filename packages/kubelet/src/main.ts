@@ -12,6 +12,8 @@
  *   --node-lease-duration-seconds=40 (renewed every quarter of it) --node-status-update-frequency=10 (seconds)
  *   --tls-cert-file=PEM --tls-private-key-file=PEM --client-ca-file=PEM   HTTPS with client certificates
  *   --authorization-mode=AlwaysAllow|Webhook   (Webhook: a SubjectAccessReview per request, cached)
+ *   --cluster-dns=IP,...        the DNS servers of pods with dnsPolicy ClusterFirst (none: the host's, with a MissingClusterDNS event)
+ *   --cluster-domain=cluster.local --resolv-conf=/etc/resolv.conf
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -65,6 +67,9 @@ async function main(): Promise<void> {
       'tls-private-key-file': { type: 'string' },
       'client-ca-file': { type: 'string' },
       'authorization-mode': { type: 'string', default: 'AlwaysAllow' },
+      'cluster-dns': { type: 'string', default: '' },
+      'cluster-domain': { type: 'string', default: 'cluster.local' },
+      'resolv-conf': { type: 'string', default: '/etc/resolv.conf' },
       'log-level': { type: 'string', default: 'info' },
     },
     strict: true,
@@ -104,6 +109,9 @@ async function main(): Promise<void> {
     port: Number(values.port),
     ...(tls ? { tls } : {}),
     authorizationWebhook: values['authorization-mode'] === 'Webhook',
+    clusterDNS: values['cluster-dns']!.split(',').filter(Boolean),
+    clusterDomain: values['cluster-domain']!,
+    resolvConf: values['resolv-conf']!,
     qps: Number(values['kube-api-qps']),
     burst: Number(values['kube-api-burst']),
     log,

@@ -37,6 +37,10 @@ export interface PodManagerOptions {
   volumes: VolumeManager;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
+  /** Pods' DNS: the cluster DNS servers, the cluster domain, the host's resolv.conf. */
+  clusterDNS?: string[];
+  clusterDomain?: string;
+  resolvConf?: string;
 }
 
 export interface Backoff {

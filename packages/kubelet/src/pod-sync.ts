@@ -14,12 +14,13 @@
  * phase is stopped.
  */
 import { runtimeHandlerOf, RuntimeClassNotFound } from './runtimeclass.js';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
 import { isNotFound, rfc3339 } from '@kubeling/apimachinery';
 import { podRequests, requiredNodeAffinityMatches } from '@kubeling/component-helpers';
 import type { ContainerStatus, Mount, PodSandboxConfig, PortMapping } from '@kubeling/cri';
+import { hostsFileContent, podDnsConfig, type ClusterDnsOptions } from './dns.js';
 import { ensureImage } from './images.js';
 import { ephemeralContainers, ephemeralHistory } from './ephemeral.js';
 import { podVolumes, type ConfigMap, type Container, type Pod, type Secret } from './kinds.js';
@@ -74,6 +75,14 @@ export class PodSyncer {
         void o.recorder.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
       }
       mkdirSync(sbConfig.log_directory!, { recursive: true });
+      if (podDnsConfig(spec, pod.metadata.namespace ?? '', this.dnsOptions()).missingClusterDNS) {
+        void o.recorder.event(
+          pod,
+          'Warning',
+          'MissingClusterDNS',
+          `pod: "${pod.metadata.name}_${pod.metadata.namespace}(${uid})". kubelet does not have ClusterDNS IP configured and cannot create Pod using "${spec.dnsPolicy ?? 'ClusterFirst'}" policy. Falling back to "Default" policy.`,
+        );
+      }
       let id: string;
       try {
         id = await o.runtime.runPodSandbox(sbConfig, await runtimeHandlerOf(o.client, spec.runtimeClassName));
@@ -92,6 +101,12 @@ export class PodSyncer {
     if (state.volumesReady.get(uid) !== sandbox.id || Date.now() >= (state.volumesDue.get(uid) ?? Infinity)) {
       try {
         await prepareVolumes(pod, podDir, sources, o.nodeIP, podIP, claims.paths);
+        // The pod's /etc/hosts, mounted into each container (kubelet ensureHostsFile).
+        mkdirSync(podDir, { recursive: true });
+        writeFileSync(
+          join(podDir, 'etc-hosts'),
+          hostsFileContent(spec, pod.metadata.name ?? '', pod.metadata.namespace ?? '', podIP ? [podIP] : [], o.clusterDomain ?? ''),
+        );
         state.volumesReady.set(uid, sandbox.id);
         const refresh = volumeRefreshMs(pod);
         if (refresh !== undefined) {
@@ -194,15 +209,22 @@ export class PodSyncer {
     };
   }
 
+  private dnsOptions(): ClusterDnsOptions {
+    const o = this.d.o;
+    return { clusterDNS: o.clusterDNS ?? [], clusterDomain: o.clusterDomain ?? '', resolvConf: o.resolvConf ?? '/etc/resolv.conf' };
+  }
+
   private sandboxConfig(pod: Pod, attempt: number): PodSandboxConfig {
     const spec = pod.spec;
     const { name, namespace, uid } = pod.metadata as { name: string; namespace: string; uid: string };
     const ports = (spec.containers ?? []).flatMap((c) =>
       (c.ports ?? []).map((p) => ({ protocol: p.protocol ?? 'TCP', container_port: p.containerPort, host_port: p.hostPort ?? 0, host_ip: p.hostIP ?? '' })),
     );
+    const { config: dns } = podDnsConfig(spec, namespace, this.dnsOptions());
     return {
       metadata: { name, uid, namespace, attempt },
       hostname: spec.hostname ?? name,
+      dns_config: dns,
       log_directory: join(this.d.o.rootDir, 'logs', 'pods', `${namespace}_${name}_${uid}`),
       port_mappings: ports as PortMapping[],
       labels: { [LABEL_POD_UID]: uid, [LABEL_POD_NAME]: name, [LABEL_POD_NAMESPACE]: namespace },
@@ -285,6 +307,9 @@ export class PodSyncer {
     try {
       env = await containerEnv(pod, c, this.envSources(), o.nodeIP, podIP, o.allocatable());
       mounts = containerMounts(c, volumes);
+      // The managed /etc/hosts, unless the container mounts its own there (kubelet makeMounts).
+      if (podIP && !mounts.some((m) => m.container_path === '/etc/hosts'))
+        mounts.push({ container_path: '/etc/hosts', host_path: join(o.rootDir, 'pods', uid, 'etc-hosts'), readonly: false });
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       state.waiting.set(wkey, { reason: 'CreateContainerConfigError', message: e.message });

@@ -22,7 +22,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   CriError,
@@ -208,6 +208,8 @@ export class KubelingRuntime implements CriRuntime {
     const id = newId();
     const rootDir = join(this.o.root, sandboxId.slice(0, 12), `${config.metadata.name}-${config.metadata.attempt}`);
     mkdirSync(rootDir, { recursive: true });
+    // The sandbox's resolver configuration and hostname, where a container's root has them (etc/resolv.conf, etc/hostname).
+    if (this.o.backend !== 'hollow') writeSandboxFiles(rootDir, sb.config);
     for (const m of config.mounts ?? []) {
       const link = join(rootDir, m.container_path);
       mkdirSync(dirname(link), { recursive: true });
@@ -432,4 +434,16 @@ export class KubelingRuntime implements CriRuntime {
     this.streaming.close();
     for (const sb of [...this.sandboxes.values()]) await this.stopPodSandbox(sb.id);
   }
+}
+
+/** etc/resolv.conf from the sandbox's DNS configuration (when it has one) and etc/hostname, under a container's root. */
+function writeSandboxFiles(rootDir: string, config: PodSandboxConfig): void {
+  mkdirSync(join(rootDir, 'etc'), { recursive: true });
+  const dns = config.dns_config;
+  if (dns && (dns.servers?.length || dns.searches?.length || dns.options?.length)) {
+    const lines = [...(dns.searches?.length ? [`search ${dns.searches.join(' ')}`] : []), ...(dns.servers ?? []).map((s) => `nameserver ${s}`)];
+    if (dns.options?.length) lines.push(`options ${dns.options.join(' ')}`);
+    writeFileSync(join(rootDir, 'etc', 'resolv.conf'), `${lines.join('\n')}\n`);
+  }
+  writeFileSync(join(rootDir, 'etc', 'hostname'), `${config.hostname || config.metadata.name}\n`);
 }

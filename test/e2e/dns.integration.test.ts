@@ -1,0 +1,220 @@
+/**
+ * Cluster DNS from inside a pod: a kubelet on kubeling's runtime runs a
+ * busybox pod that asks kubeling-dns (in this process, on a loopback port,
+ * with an upstream resolver of the test's own) for each record type the DNS
+ * specification gives — A of a Service, A of a headless Service's endpoints
+ * and of one by its hostname, AAAA, SRV of a named port, PTR of a cluster IP,
+ * a pod's dashed A record, an ExternalName's CNAME — and for a name outside
+ * the cluster, which is forwarded. The pod's resolv.conf and /etc/hosts, as
+ * the kubelet writes them for ClusterFirst, a subdomain and hostAliases, are
+ * read back too.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createSocket, type Socket } from 'node:dgram';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as packet from 'dns-packet';
+import pino from 'pino';
+import { InformerFactory, RestClient } from '@kubeling/client';
+import { serveCri, type CriServer } from '@kubeling/cri';
+import { DnsServer, informerSource, Zone } from '@kubeling/dns';
+import { Kubelet } from '@kubeling/kubelet';
+import { KubelingRuntime } from '@kubeling/runtime';
+import { request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+
+const NODE = 'dns-node';
+let env: TestEnv;
+let dir: string;
+let runtime: KubelingRuntime;
+let cri: CriServer;
+let kubelet: Kubelet;
+let client: RestClient;
+let informers: InformerFactory;
+let dns: DnsServer;
+let upstream: Socket;
+let server: string;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'dns-e2e-'));
+  env = await startTestEnv();
+  client = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false });
+  informers = new InformerFactory(client);
+  const { source, synced } = informerSource(informers);
+  informers.start();
+  await synced();
+  upstream = createSocket('udp4');
+  upstream.on('message', (m, r) => {
+    const q = packet.decode(m);
+    const name = q.questions?.[0]?.name ?? '';
+    const answers = name === 'outside.test' && q.questions?.[0]?.type === 'A' ? [{ name, type: 'A' as const, ttl: 60, data: '127.0.0.99' }] : [];
+    upstream.send(packet.encode({ type: 'response', id: q.id, flags: packet.RECURSION_AVAILABLE, questions: q.questions ?? [], answers }), r.port, r.address);
+  });
+  await new Promise<void>((r) => upstream.bind(0, '127.0.0.1', () => r()));
+  dns = new DnsServer({
+    zone: new Zone(source, { domain: 'cluster.local', ttl: 30 }),
+    host: '127.0.0.1',
+    port: 0,
+    upstreams: [`127.0.0.1:${upstream.address().port}`],
+    log: pino({ level: 'silent' }),
+  });
+  server = `127.0.0.1:${(await dns.start()).port}`;
+  runtime = new KubelingRuntime({ backend: 'process', root: join(dir, 'rt'), podCIDR: '127.5.40.0/24' });
+  const endpoint = `unix://${join(dir, 'rt.sock')}`;
+  cri = await serveCri(runtime, endpoint);
+  kubelet = new Kubelet({
+    config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+    nodeName: NODE,
+    runtime: endpoint,
+    rootDir: join(dir, NODE),
+    port: 0,
+    log: pino({ level: 'silent' }),
+    statusUpdateMs: 1000,
+    leaseRenewMs: 1000,
+    plegPeriodMs: 300,
+    clusterDNS: ['127.1.0.10'],
+    clusterDomain: 'cluster.local',
+  });
+  await kubelet.start();
+});
+
+after(async () => {
+  await kubelet?.stop();
+  for (const sb of (await runtime?.listPodSandbox().catch(() => [])) ?? []) await runtime.removePodSandbox(sb.id).catch(() => undefined);
+  await runtime?.shutdown();
+  cri?.forceShutdown();
+  await dns?.close();
+  upstream?.close();
+  informers?.stop();
+  client?.close();
+  await env?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function post(path: string, body: object): Promise<void> {
+  const r = await request(env.url, 'POST', path, body);
+  assert.equal(r.status, 201, r.text);
+}
+
+const slice = (name: string, service: string, addressType: string, endpoints: object[], ports: object[]) => ({
+  apiVersion: 'discovery.k8s.io/v1',
+  kind: 'EndpointSlice',
+  metadata: { name, labels: { 'kubernetes.io/service-name': service } },
+  addressType,
+  endpoints,
+  ports,
+});
+
+test('every record type, asked from inside a pod; the pod resolv.conf and /etc/hosts', { timeout: 120_000 }, async () => {
+  const svcs = '/api/v1/namespaces/default/services';
+  const slices = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
+  await post(svcs, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { clusterIP: '127.1.40.7', ports: [{ name: 'http', port: 80 }] } });
+  await post(svcs, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'db' }, spec: { clusterIP: 'None', ports: [{ name: 'sql', port: 5432 }] } });
+  await post(
+    slices,
+    slice(
+      'db-a',
+      'db',
+      'IPv4',
+      [
+        { addresses: ['127.2.40.1'], hostname: 'db-0', conditions: { ready: true } },
+        { addresses: ['127.2.40.2'], hostname: 'db-1', conditions: { ready: true } },
+      ],
+      [{ name: 'sql', port: 15432, protocol: 'TCP' }],
+    ),
+  );
+  await post(svcs, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'v6' }, spec: { clusterIP: 'None', ipFamilies: ['IPv6'], ports: [{ port: 80 }] } });
+  await post(slices, slice('v6-a', 'v6', 'IPv6', [{ addresses: ['fd00::5'], conditions: { ready: true } }], [{ name: '', port: 80, protocol: 'TCP' }]));
+  await post(svcs, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext' }, spec: { type: 'ExternalName', externalName: 'outside.test' } });
+  // The zone is read from informers: wait for the last object written.
+  const probe = createSocket('udp4');
+  await waitFor(
+    () =>
+      new Promise<boolean>((resolve) => {
+        const t = setTimeout(() => resolve(false), 300);
+        probe.once('message', (m) => {
+          clearTimeout(t);
+          resolve((packet.decode(m).answers ?? []).length > 0);
+        });
+        const [h, p] = server.split(':') as [string, string];
+        probe.send(packet.encode({ type: 'query', id: 7, questions: [{ name: 'ext.default.svc.cluster.local', type: 'CNAME' }] }), Number(p), h);
+      }),
+    10_000,
+    'the Services in the zone',
+  );
+  probe.close();
+
+  const q = (type: string, name: string) => `echo "== ${type} ${name}"; busybox nslookup -type=${type} ${name} ${server}`;
+  const script = [
+    q('a', 'web.default.svc.cluster.local'),
+    q('a', 'db.default.svc.cluster.local'),
+    q('a', 'db-1.db.default.svc.cluster.local'),
+    q('aaaa', 'v6.default.svc.cluster.local'),
+    q('srv', '_sql._tcp.db.default.svc.cluster.local'),
+    q('srv', '_http._tcp.web.default.svc.cluster.local'),
+    q('ptr', '7.40.1.127.in-addr.arpa'),
+    q('a', '127-2-40-9.default.pod.cluster.local'),
+    q('cname', 'ext.default.svc.cluster.local'),
+    q('a', 'outside.test'),
+    q('a', 'missing.default.svc.cluster.local'),
+    'echo "== resolv.conf"; cat etc/resolv.conf',
+    'echo "== hosts"; cat etc/hosts',
+    'echo "== done"',
+  ].join('; ');
+  await post('/api/v1/namespaces/default/pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'asker' },
+    spec: {
+      nodeName: NODE,
+      hostname: 'asker',
+      subdomain: 'db',
+      hostAliases: [{ ip: '127.0.0.7', hostnames: ['alias.local'] }],
+      dnsConfig: { options: [{ name: 'timeout', value: '1' }] },
+      restartPolicy: 'Never',
+      containers: [{ name: 'c', image: 'busybox', command: ['sh', '-c', script] }],
+    },
+  });
+  let log = '';
+  await waitFor(
+    async () => {
+      log = (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/asker/log')).text;
+      return log.includes('== done');
+    },
+    60_000,
+    'the pod to ask every question',
+  ).catch(async (e) => {
+    const pod = (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/asker')).text;
+    throw new Error(`${(e as Error).message}\nlog: ${log}\npod: ${pod}`);
+  });
+  const section = (head: string) => {
+    const start = log.indexOf(`== ${head}\n`);
+    assert.ok(start >= 0, `${head} in ${log}`);
+    const end = log.indexOf('\n== ', start + 1);
+    return log.slice(start, end < 0 ? undefined : end + 1);
+  };
+  assert.match(section('a web.default.svc.cluster.local'), /Address: 127\.1\.40\.7/);
+  const headless = section('a db.default.svc.cluster.local');
+  assert.match(headless, /Address: 127\.2\.40\.1/);
+  assert.match(headless, /Address: 127\.2\.40\.2/);
+  assert.match(section('a db-1.db.default.svc.cluster.local'), /Address: 127\.2\.40\.2/);
+  assert.match(section('aaaa v6.default.svc.cluster.local'), /Address: fd00::5/);
+  const srv = section('srv _sql._tcp.db.default.svc.cluster.local');
+  assert.match(srv, /service = 0 50 15432 db-0\.db\.default\.svc\.cluster\.local/);
+  assert.match(srv, /service = 0 50 15432 db-1\.db\.default\.svc\.cluster\.local/);
+  assert.match(section('srv _http._tcp.web.default.svc.cluster.local'), /service = 0 100 80 web\.default\.svc\.cluster\.local/);
+  assert.match(section('ptr 7.40.1.127.in-addr.arpa'), /name = web\.default\.svc\.cluster\.local/);
+  assert.match(section('a 127-2-40-9.default.pod.cluster.local'), /Address: 127\.2\.40\.9/);
+  assert.match(section('cname ext.default.svc.cluster.local'), /canonical name = outside\.test/);
+  assert.match(section('a outside.test'), /Address: 127\.0\.0\.99/, 'forwarded upstream');
+  assert.match(section('a missing.default.svc.cluster.local'), /NXDOMAIN/);
+  // The cluster's search path first, the host's after it.
+  assert.match(section('resolv.conf'), /^== resolv\.conf\nsearch default\.svc\.cluster\.local svc\.cluster\.local cluster\.local( \S+)*\n/);
+  assert.match(section('resolv.conf'), /\nnameserver 127\.1\.0\.10\n/);
+  assert.match(section('resolv.conf'), /\noptions ndots:5 timeout:1\n/);
+  const hosts = section('hosts');
+  assert.match(hosts, /# Kubernetes-managed hosts file\./);
+  assert.match(hosts, /\n127\.5\.40\.\d+\tasker\.db\.default\.svc\.cluster\.local\tasker\n/);
+  assert.match(hosts, /# Entries added by HostAliases\.\n127\.0\.0\.7\talias\.local\n/);
+});
