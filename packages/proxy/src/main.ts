@@ -3,6 +3,7 @@
  *
  *   --kubeconfig=PATH | --master=URL
  *   --healthz-bind-address=127.0.0.1 --healthz-port=10256
+ *   --nodeport-addresses=127.0.0.1    where NodePort Services listen (loopback addresses only)
  */
 import { parseArgs } from 'node:util';
 import pino from 'pino';
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
       master: { type: 'string' },
       'healthz-bind-address': { type: 'string', default: '127.0.0.1' },
       'healthz-port': { type: 'string', default: '10256' },
+      'nodeport-addresses': { type: 'string', default: '127.0.0.1' },
       'log-level': { type: 'string', default: 'info' },
     },
     strict: true,
@@ -25,7 +27,7 @@ async function main(): Promise<void> {
   const config = resolveClientConfig(loadKubeConfig({ explicitPath: values.kubeconfig }), { server: values.master });
   const client = new RestClient(config, { userAgent: 'kubeling-proxy/v0.1.0' });
   const informers = new InformerFactory(client);
-  const proxier = new Proxier(informers, log);
+  const proxier = new Proxier(informers, log, values['nodeport-addresses']!.split(',').filter(Boolean));
   proxier.init();
   informers.start();
   const metrics = new Registry();

@@ -151,11 +151,101 @@ test('a UDP port relays each client to an endpoint and the replies back from the
     };
     assert.equal((await request(env.url, 'POST', slices, body)).status, 201);
   }
-  await waitFor(async () => (await askUdp(ip, port, 'x')) !== '', 10_000, 'the UDP cluster IP to answer');
-  assert.ok(proxier.listening.includes(`${ip}:${port}/UDP`));
+  // Each client is a new session: once both slices are seen, clients spread over both endpoints.
   const answers = new Set<string>();
-  for (let i = 0; i < 4; i++) answers.add(await askUdp(ip, port, 'ping'));
-  assert.deepEqual([...answers].sort(), ['a:ping', 'b:ping'], 'clients spread over both endpoints');
+  await waitFor(
+    async () => {
+      answers.add(await askUdp(ip, port, 'ping'));
+      return answers.has('a:ping') && answers.has('b:ping');
+    },
+    10_000,
+    'clients to reach both endpoints',
+  );
+  assert.ok(proxier.listening.includes(`${ip}:${port}/UDP`));
+  assert.deepEqual([...answers].filter(Boolean).sort(), ['a:ping', 'b:ping']);
   assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/udp-echo')).status, 200);
   await waitFor(async () => !proxier.listening.includes(`${ip}:${port}/UDP`), 10_000, 'the UDP port to close');
+});
+
+/** One connection's whole answer from a given local (client) address. */
+function askFrom(localAddress: string, host: string, port: number): Promise<string> {
+  return new Promise((resolve) => {
+    let b = '';
+    const s = connect({ host, port, localAddress });
+    s.on('data', (d) => (b += d.toString()));
+    s.on('end', () => resolve(b.trim()));
+    s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+  });
+}
+
+test('a NodePort answers on the node address; ClientIP affinity keeps each client on its endpoint', async () => {
+  const [a, b] = [await backend('na'), await backend('nb')];
+  const created = await request(env.url, 'POST', '/api/v1/namespaces/default/services', {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'sticky' },
+    spec: { type: 'NodePort', sessionAffinity: 'ClientIP', ports: [{ name: 'tcp', port: 80 }] },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const ip = created.body.spec.clusterIP as string;
+  const nodePort = created.body.spec.ports[0].nodePort as number;
+  assert.equal(created.body.spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? 10800, 10800);
+  const slices = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
+  for (const [n, p] of [
+    ['sticky-a', a],
+    ['sticky-b', b],
+  ] as const) {
+    const body = {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: n, labels: { 'kubernetes.io/service-name': 'sticky' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      ports: [{ name: 'tcp', port: p }],
+    };
+    assert.equal((await request(env.url, 'POST', slices, body)).status, 201);
+  }
+  // Both slices seen: new clients get both endpoints.
+  const first = new Set<string>();
+  let n = 30;
+  await waitFor(
+    async () => first.add(await askFrom(`127.0.0.${n++}`, '127.0.0.1', nodePort)).has('na') && first.has('nb'),
+    10_000,
+    'the node port to answer from both',
+  );
+  assert.ok(proxier.listening.includes(`127.0.0.1:${nodePort}`));
+  // Each client address sticks to the endpoint it got first, through the node port and the cluster IP alike.
+  const seen = new Set<string>();
+  for (const client of ['127.0.0.21', '127.0.0.22', '127.0.0.23', '127.0.0.24']) {
+    const first = await askFrom(client, '127.0.0.1', nodePort);
+    assert.ok(first === 'na' || first === 'nb', first);
+    seen.add(first);
+    for (let i = 0; i < 3; i++) assert.equal(await askFrom(client, '127.0.0.1', nodePort), first, `${client} keeps its endpoint`);
+    assert.equal(await askFrom(client, ip, 80), first, `${client} on the cluster IP too`);
+  }
+  assert.deepEqual([...seen].sort(), ['na', 'nb'], 'new clients still spread over the endpoints');
+  // Without affinity the same client goes round the endpoints.
+  assert.equal(
+    (
+      await request(
+        env.url,
+        'PATCH',
+        '/api/v1/namespaces/default/services/sticky',
+        { spec: { sessionAffinity: 'None' } },
+        { contentType: 'application/merge-patch+json' },
+      )
+    ).status,
+    200,
+  );
+  await waitFor(
+    async () => {
+      const got = new Set<string>();
+      for (let i = 0; i < 4; i++) got.add(await askFrom('127.0.0.21', '127.0.0.1', nodePort));
+      return got.size === 2;
+    },
+    10_000,
+    'one client to reach both endpoints',
+  );
+  assert.equal((await request(env.url, 'DELETE', '/api/v1/namespaces/default/services/sticky')).status, 200);
+  await waitFor(async () => (await ask('127.0.0.1', nodePort)) === 'ECONNREFUSED', 10_000, 'the node port to close');
 });

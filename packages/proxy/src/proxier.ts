@@ -21,8 +21,27 @@ export interface Backend {
   port: number;
 }
 
-/** What should be listening: `clusterIP:port` (TCP) or `clusterIP:port/UDP` → the ready endpoints of its Service's EndpointSlices. */
-export function desiredListeners(services: readonly KubeObject[], slices: readonly KubeObject[]): Map<string, { service: string; backends: Backend[] }> {
+/** A listener's target: the Service port, its ready endpoints, and ClientIP affinity's timeout when the Service asks for it. */
+export interface Desired {
+  service: string;
+  backends: Backend[];
+  affinityMs?: number;
+}
+
+/** kube-proxy's default ClientIP affinity timeout (3 hours). */
+const DEFAULT_AFFINITY_SECONDS = 10_800;
+
+/**
+ * What should be listening: `clusterIP:port` (TCP) or `clusterIP:port/UDP` → the
+ * ready endpoints of its Service's EndpointSlices; for NodePort and
+ * LoadBalancer Services also `<node address>:<nodePort>` on each of
+ * `nodePortAddresses` (kube-proxy's --nodeport-addresses).
+ */
+export function desiredListeners(
+  services: readonly KubeObject[],
+  slices: readonly KubeObject[],
+  nodePortAddresses: readonly string[] = [],
+): Map<string, Desired> {
   const byService = new Map<string, EndpointSlice[]>();
   for (const sl of slices as readonly EndpointSlice[]) {
     const svc = sl.metadata.labels?.['kubernetes.io/service-name'];
@@ -30,7 +49,7 @@ export function desiredListeners(services: readonly KubeObject[], slices: readon
     const key = `${sl.metadata.namespace}/${svc}`;
     byService.set(key, [...(byService.get(key) ?? []), sl]);
   }
-  const out = new Map<string, { service: string; backends: Backend[] }>();
+  const out = new Map<string, Desired>();
   for (const s of services as readonly Service[]) {
     const spec = s.spec ?? {};
     const ip = spec.clusterIP;
@@ -49,7 +68,20 @@ export function desiredListeners(services: readonly KubeObject[], slices: readon
         // A missing ready condition counts as ready, as the API documents.
         for (const e of sl.endpoints ?? []) if (e.conditions?.ready !== false && e.addresses?.[0]) backends.push({ ip: e.addresses[0], port: ep.port });
       }
-      out.set(`${ip}:${p.port}${protocol === 'UDP' ? '/UDP' : ''}`, { service: `${name}:${p.name ?? p.port}`, backends });
+      const suffix = protocol === 'UDP' ? '/UDP' : '';
+      const affinity =
+        (spec as { sessionAffinity?: string; sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } } }).sessionAffinity === 'ClientIP';
+      const timeout = (spec as { sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } } }).sessionAffinityConfig?.clientIP?.timeoutSeconds;
+      const d: Desired = {
+        service: `${name}:${p.name ?? p.port}`,
+        backends,
+        ...(affinity ? { affinityMs: (timeout ?? DEFAULT_AFFINITY_SECONDS) * 1000 } : {}),
+      };
+      out.set(`${ip}:${p.port}${suffix}`, d);
+      const nodePort = (p as { nodePort?: number }).nodePort;
+      if (nodePort && (spec.type === 'NodePort' || spec.type === 'LoadBalancer')) {
+        for (const addr of nodePortAddresses) if (addr.startsWith('127.')) out.set(`${addr}:${nodePort}${suffix}`, d);
+      }
     }
   }
   return out;
@@ -61,6 +93,9 @@ interface Listener {
   backends: Backend[];
   next: number;
   sockets: Set<Socket>;
+  /** ClientIP affinity: how long a client keeps its endpoint, and who has which. */
+  affinityMs?: number | undefined;
+  clients: Map<string, { backend: Backend; until: number }>;
 }
 
 export class Proxier {
@@ -68,12 +103,16 @@ export class Proxier {
   private readonly failed = new Set<string>();
   private pending: NodeJS.Timeout | undefined;
   private closed = false;
+  /** ClientIP affinity per Service port, shared by its cluster IP and node port listeners (one service chain upstream). */
+  private readonly affinity = new Map<string, Map<string, { backend: Backend; until: number }>>();
   /** Connections relayed, for /metrics and tests. */
   connections = 0;
 
   constructor(
     private readonly informers: InformerFactory,
     private readonly log: Logger,
+    /** Where NodePorts listen: the nodes' addresses (loopback ones only). */
+    private readonly nodePortAddresses: readonly string[] = ['127.0.0.1'],
   ) {}
 
   init(): void {
@@ -91,7 +130,10 @@ export class Proxier {
 
   /** Makes the listeners match what the Services and EndpointSlices ask for. */
   async sync(services: readonly KubeObject[], slices: readonly KubeObject[]): Promise<void> {
-    const want = desiredListeners(services, slices);
+    const want = desiredListeners(services, slices, this.nodePortAddresses);
+    const ports = new Set([...want.values()].map((d) => d.service));
+    for (const k of this.affinity.keys()) if (!ports.has(k)) this.affinity.delete(k);
+    const clientsOf = (service: string) => this.affinity.get(service) ?? this.affinity.set(service, new Map()).get(service)!;
     for (const [key, l] of this.listeners) {
       if (want.has(key)) continue;
       this.listeners.delete(key);
@@ -102,6 +144,9 @@ export class Proxier {
       const have = this.listeners.get(key);
       if (have) {
         have.backends = d.backends;
+        have.affinityMs = d.affinityMs;
+        have.clients = clientsOf(d.service);
+        if (!d.affinityMs) have.clients.clear();
         continue;
       }
       const udp = key.endsWith('/UDP');
@@ -109,10 +154,18 @@ export class Proxier {
       const i = hostPort.lastIndexOf(':');
       const host = hostPort.slice(0, i);
       const port = Number(hostPort.slice(i + 1));
-      const l: Listener = { server: undefined as unknown as Server, service: d.service, backends: d.backends, next: 0, sockets: new Set() };
+      const l: Listener = {
+        server: undefined as unknown as Server,
+        service: d.service,
+        backends: d.backends,
+        next: 0,
+        sockets: new Set(),
+        affinityMs: d.affinityMs,
+        clients: clientsOf(d.service),
+      };
       try {
         if (udp) {
-          const relay = new UdpRelay(() => this.pick(l));
+          const relay = new UdpRelay((client) => this.pick(l, client));
           l.server = relay;
           await relay.listen(host, port);
         } else {
@@ -132,15 +185,23 @@ export class Proxier {
     }
   }
 
-  /** The next ready endpoint of a listener, in turn. */
-  private pick(l: Listener): Backend | undefined {
-    const b = l.backends.length ? l.backends[l.next++ % l.backends.length] : undefined;
+  /**
+   * The endpoint for a client: with ClientIP affinity the one it had, while
+   * that is still ready and the affinity has not expired; otherwise the next
+   * ready endpoint in turn.
+   */
+  private pick(l: Listener, client: string): Backend | undefined {
+    const now = Date.now();
+    const had = l.affinityMs ? l.clients.get(client) : undefined;
+    let b = had && had.until > now ? l.backends.find((x) => x.ip === had.backend.ip && x.port === had.backend.port) : undefined;
+    b ??= l.backends.length ? l.backends[l.next++ % l.backends.length] : undefined;
+    if (b && l.affinityMs) l.clients.set(client, { backend: b, until: now + l.affinityMs });
     if (b) this.connections++;
     return b;
   }
 
   private relay(l: Listener, client: Socket): void {
-    const b = this.pick(l);
+    const b = this.pick(l, client.remoteAddress ?? '');
     if (!b) {
       client.destroy();
       return;

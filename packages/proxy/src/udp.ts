@@ -19,7 +19,7 @@ export class UdpRelay {
   private readonly sessions = new Map<string, Session>();
 
   constructor(
-    private readonly pick: () => Backend | undefined,
+    private readonly pick: (clientIP: string) => Backend | undefined,
     private readonly idleMs = 30_000,
   ) {}
 
@@ -41,7 +41,7 @@ export class UdpRelay {
     const key = `${address}:${port}`;
     let session = this.sessions.get(key);
     if (!session) {
-      const b = this.pick();
+      const b = this.pick(address);
       if (!b) return;
       const upstream = createSocket(b.ip.includes(':') ? 'udp6' : 'udp4');
       upstream.on('error', () => this.end(key));

@@ -225,6 +225,8 @@ export class Store {
       // A no-op update is not written, unless the stored value was read with a key that is
       // no longer the first (upstream's stale flag): rewriting is how keys are rotated.
       if (!cur.stale && jsonEqual(stripRV(candidate), stripRV(cur.obj))) return { obj: old, created: false };
+      const alloc = await this.strategy.allocateUpdate?.(candidate, cur.obj, this.storage, !!opts.ctx?.dryRun);
+      if (alloc?.errors.length) throw invalidObject(this.gk, name, alloc.errors);
       if (opts.ctx?.dryRun) return { obj: await this.ext(candidate), created: false };
       const finishing =
         candidate.metadata.deletionTimestamp &&
@@ -234,8 +236,10 @@ export class Store {
       try {
         if (finishing) return { obj: await this.remove(key, cur, candidate), created: false };
         const stored = await this.storage.update(key, candidate, cur.rev);
+        await alloc?.commit().catch(() => undefined);
         return { obj: await this.ext(stored.obj), created: false };
       } catch (e) {
+        await alloc?.abort().catch(() => undefined);
         if (!(e instanceof StorageConflict)) throw e;
         if (opts.preconditionRV) throw conflict(this.gr, name, OPTIMISTIC_LOCK_MESSAGE);
         cur = e.current;

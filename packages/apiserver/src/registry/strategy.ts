@@ -60,6 +60,17 @@ export interface Strategy {
   allocate?(obj: KubeObject, storage: EtcdStorage, dryRun: boolean): Promise<FieldError[]>;
   release?(obj: KubeObject, storage: EtcdStorage): Promise<void>;
   /**
+   * An update's allocations (a Service's new node ports), taken before the
+   * write: `commit` gives back what the old object held and the new one does
+   * not, after the write; `abort` gives back what was taken, when it fails.
+   */
+  allocateUpdate?(
+    obj: KubeObject,
+    old: KubeObject,
+    storage: EtcdStorage,
+    dryRun: boolean,
+  ): Promise<{ errors: FieldError[]; commit(): Promise<void>; abort(): Promise<void> }>;
+  /**
    * Conversion that needs a round trip (a CRD's conversion webhook): objects
    * read are converted from the storage version, objects written to it.
    */

@@ -151,3 +151,93 @@ test('the start-up repair records the IP of a Service that holds none, and takes
     storage.close();
   }
 });
+
+const nodePorts = async () =>
+  (await etcd.getAll().prefix('/registry/servicenodeports/').keys()).map((k) => Number(k.slice('/registry/servicenodeports/'.length))).sort();
+const svcPath = (name: string) => `/api/v1/namespaces/default/services/${name}`;
+
+test('NodePort Services: ports from the range, each held once; taken, out-of-range and misplaced ones refused as upstream words them', async () => {
+  const a = await post({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'np-a' },
+    spec: {
+      type: 'NodePort',
+      selector: { app: 'a' },
+      ports: [
+        { name: 'tcp', port: 53, protocol: 'TCP' },
+        { name: 'udp', port: 53, protocol: 'UDP' },
+        { name: 'web', port: 80 },
+      ],
+    },
+  });
+  assert.equal(a.status, 201, JSON.stringify(a.body));
+  const [tcp, udp, web] = a.body.spec.ports.map((p: { nodePort: number }) => p.nodePort);
+  for (const p of [tcp, web]) assert.ok(p >= 30000 && p <= 32767, String(p));
+  assert.equal(udp, tcp, 'the TCP and UDP ports of one number share a node port');
+  assert.notEqual(web, tcp);
+  assert.deepEqual(
+    (await nodePorts()).filter((p) => p === tcp || p === web),
+    [tcp, web].sort(),
+  );
+
+  const taken = await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'np-b' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: web }] } });
+  assert.equal(taken.status, 422);
+  assert.equal(taken.body.message, `Service "np-b" is invalid: spec.ports[0].nodePort: Invalid value: ${web}: provided port is already allocated`);
+  const outside = await post({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'np-c' },
+    spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 8080 }] },
+  });
+  assert.equal(outside.status, 422);
+  assert.equal(
+    outside.body.message,
+    'Service "np-c" is invalid: spec.ports[0].nodePort: Invalid value: 8080: provided port is not in the valid range. The range of valid ports is 30000-32767',
+  );
+  const misplaced = await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'np-d' }, spec: { ports: [{ port: 80, nodePort: 30123 }] } });
+  assert.equal(misplaced.status, 422);
+  assert.equal(misplaced.body.message, 'Service "np-d" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is \'ClusterIP\'');
+  assert.equal((await request(env.url, 'GET', svcPath('np-b'))).status, 404);
+});
+
+test('NodePort updates: a new port gets one, kept ports keep theirs, ClusterIP drops and gives them back, deletion too', async () => {
+  const c = await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'np-e' }, spec: { selector: { app: 'e' }, ports: [{ name: 'a', port: 80 }] } });
+  assert.equal(c.status, 201);
+  const toNodePort = await request(
+    env.url,
+    'PATCH',
+    svcPath('np-e'),
+    {
+      spec: {
+        type: 'NodePort',
+        ports: [
+          { name: 'a', port: 80 },
+          { name: 'b', port: 81 },
+        ],
+      },
+    },
+    { contentType: 'application/merge-patch+json' },
+  );
+  assert.equal(toNodePort.status, 200, JSON.stringify(toNodePort.body));
+  const [a, b] = toNodePort.body.spec.ports.map((p: { nodePort: number }) => p.nodePort);
+  assert.ok(a && b && a !== b);
+  const relabel = await request(env.url, 'PATCH', svcPath('np-e'), { metadata: { labels: { x: 'y' } } }, { contentType: 'application/merge-patch+json' });
+  assert.deepEqual(
+    relabel.body.spec.ports.map((p: { nodePort: number }) => p.nodePort),
+    [a, b],
+  );
+  const back = await request(env.url, 'PATCH', svcPath('np-e'), { spec: { type: 'ClusterIP' } }, { contentType: 'application/merge-patch+json' });
+  assert.equal(back.status, 200, JSON.stringify(back.body));
+  assert.deepEqual(
+    back.body.spec.ports.map((p: { nodePort?: number }) => p.nodePort),
+    [undefined, undefined],
+  );
+  const held = await nodePorts();
+  assert.ok(!held.includes(a) && !held.includes(b), 'given back');
+  // Another Service may take a port given back; deleting it gives it back again.
+  const f = await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'np-f' }, spec: { type: 'NodePort', ports: [{ port: 80, nodePort: a }] } });
+  assert.equal(f.status, 201, JSON.stringify(f.body));
+  assert.equal((await request(env.url, 'DELETE', svcPath('np-f'))).status, 200);
+  assert.ok(!(await nodePorts()).includes(a));
+});

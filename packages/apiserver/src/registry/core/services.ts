@@ -8,6 +8,7 @@ import type { KubeObject } from '@kubeling/api';
 import { field, internalError, isValidPortName, isDNS1123Label, nameIsDNS1035Label, type FieldError } from '@kubeling/apimachinery';
 import { StorageKeyExists, type EtcdStorage } from '../../storage/etcd.js';
 import type { Strategy } from '../strategy.js';
+import { allocateNodePorts, nodePortsOf, releaseNodePorts, validateNodePorts, wantsNodePorts } from './nodeports.js';
 
 type Port = { name?: string; port?: number; targetPort?: number | string; protocol?: string; nodePort?: number };
 type Spec = {
@@ -79,6 +80,27 @@ export async function repairServiceIPs(storage: EtcdStorage, services: readonly 
   return added;
 }
 
+/** The Service's cluster IP: the one it names (in range and free), or a random free one. */
+async function allocateClusterIP(obj: KubeObject, storage: EtcdStorage, dryRun: boolean): Promise<FieldError[]> {
+  const s = specOf(obj);
+  if (s.clusterIP === 'None') return [];
+  if (s.clusterIP) {
+    if (!inRange(s.clusterIP))
+      return [allocationError(s.clusterIP, `the provided IP (${s.clusterIP}) is not in the valid range. The range of valid IPs is ${prefix()}.0.0/16`)];
+    if (!(await takeIP(storage, s.clusterIP, obj, dryRun))) return [allocationError(s.clusterIP, 'provided IP is already allocated')];
+    return [];
+  }
+  for (let attempt = 0; attempt < 64; attempt++) {
+    const ip = `${prefix()}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+    if (await takeIP(storage, ip, obj, dryRun)) {
+      s.clusterIP = ip;
+      s.clusterIPs = [ip];
+      return [];
+    }
+  }
+  throw internalError('failed to allocate a serviceIP: range is full');
+}
+
 export const serviceStrategy: Strategy = {
   // Service names are DNS-1035 labels (ValidateServiceName): they become DNS names and env var prefixes.
   nameValidation: nameIsDNS1035Label,
@@ -137,28 +159,34 @@ export const serviceStrategy: Strategy = {
       }
       if (typeof p.targetPort === 'string') for (const m of isValidPortName(p.targetPort)) errs.push(field.invalid(`${path}.targetPort`, p.targetPort, m));
     });
+    errs.push(...validateNodePorts(s));
     return errs;
   },
   async allocate(obj, storage, dryRun) {
     const s = specOf(obj);
-    if ((s.type ?? 'ClusterIP') === 'ExternalName' || s.clusterIP === 'None') return [];
-    if (s.clusterIP) {
-      if (!inRange(s.clusterIP))
-        return [allocationError(s.clusterIP, `the provided IP (${s.clusterIP}) is not in the valid range. The range of valid IPs is ${prefix()}.0.0/16`)];
-      if (!(await takeIP(storage, s.clusterIP, obj, dryRun))) return [allocationError(s.clusterIP, 'provided IP is already allocated')];
-      return [];
-    }
-    for (let attempt = 0; attempt < 64; attempt++) {
-      const ip = `${prefix()}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
-      if (await takeIP(storage, ip, obj, dryRun)) {
-        s.clusterIP = ip;
-        s.clusterIPs = [ip];
-        return [];
-      }
-    }
-    throw internalError('failed to allocate a serviceIP: range is full');
+    if ((s.type ?? 'ClusterIP') === 'ExternalName') return [];
+    const ports = await allocateNodePorts(obj, undefined, storage, dryRun);
+    if (ports.errors.length) return ports.errors;
+    const errs = await allocateClusterIP(obj, storage, dryRun);
+    if (errs.length) await releaseNodePorts(storage, obj, ports.taken);
+    return errs;
+  },
+  async allocateUpdate(obj, old, storage, dryRun) {
+    const { errors, taken } = await allocateNodePorts(obj, old, storage, dryRun);
+    const kept = nodePortsOf(obj);
+    return {
+      errors,
+      commit: () =>
+        releaseNodePorts(
+          storage,
+          old,
+          [...nodePortsOf(old)].filter((p) => !kept.has(p)),
+        ),
+      abort: () => releaseNodePorts(storage, obj, taken),
+    };
   },
   async release(obj, storage) {
+    await releaseNodePorts(storage, obj, nodePortsOf(obj));
     const ip = specOf(obj).clusterIP;
     if (!ip || ip === 'None') return;
     const cur = await storage.get(ipKey(ip));
@@ -171,6 +199,11 @@ export const serviceStrategy: Strategy = {
     const o = (old.spec ?? {}) as Spec;
     if (!s.clusterIP && o.clusterIP) s.clusterIP = o.clusterIP;
     if (!s.clusterIPs && o.clusterIPs) s.clusterIPs = o.clusterIPs;
+    // dropTypeDependentFields: a type without node ports drops those the old type had, unless the user changed them.
+    if (wantsNodePorts(o) && !wantsNodePorts(s)) {
+      const before = nodePortsOf(old);
+      for (const p of s.ports ?? []) if (p.nodePort && before.has(p.nodePort)) delete p.nodePort;
+    }
   },
   validateUpdate(obj, old) {
     const s = specOf(obj);
