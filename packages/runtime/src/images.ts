@@ -20,12 +20,29 @@ export interface CatalogImage {
   env: Record<string, string>;
   /** Bytes reported as the image size. */
   size: number;
+  /** Other repositories that name the same image (a registry's older or mirrored names). */
+  aliases?: string[];
+  /** Programs at paths inside the image, for commands that name them (`/agnhost netexec`): what runs instead. */
+  binaries?: Record<string, string[]>;
 }
 
 const NGINX = fileURLToPath(new URL('../images/nginx.mjs', import.meta.url));
+const AGNHOST = fileURLToPath(new URL('../images/agnhost.mjs', import.meta.url));
+const HTTPD = fileURLToPath(new URL('../images/httpd.mjs', import.meta.url));
 
 const CATALOG: CatalogImage[] = [
-  { repository: 'registry.k8s.io/pause', entrypoint: ['sleep'], cmd: ['infinity'], env: {}, size: 311_000 },
+  { repository: 'registry.k8s.io/pause', aliases: ['k8s.gcr.io/pause'], entrypoint: ['sleep'], cmd: ['infinity'], env: {}, size: 311_000 },
+  {
+    // The conformance suite's test server (its ENTRYPOINT /agnhost, CMD pause), under v1.20's names too.
+    repository: 'registry.k8s.io/e2e-test-images/agnhost',
+    aliases: ['k8s.gcr.io/e2e-test-images/agnhost', 'gcr.io/kubernetes-e2e-test-images/agnhost', 'us.gcr.io/k8s-artifacts-prod/e2e-test-images/agnhost'],
+    entrypoint: [process.execPath, AGNHOST],
+    cmd: ['pause'],
+    env: {},
+    size: 52_000_000,
+    binaries: { '/agnhost': [process.execPath, AGNHOST], '/agnhost-2': [process.execPath, AGNHOST] },
+  },
+  { repository: 'docker.io/library/httpd', entrypoint: [process.execPath, HTTPD], cmd: [], env: { HTTPD_VERSION: '2.4.38' }, size: 32_000_000 },
   {
     repository: 'docker.io/library/busybox',
     entrypoint: [],
@@ -37,7 +54,7 @@ const CATALOG: CatalogImage[] = [
 ];
 
 export function catalogImage(ref: ImageRef): CatalogImage | undefined {
-  return CATALOG.find((c) => c.repository === ref.repository);
+  return CATALOG.find((c) => c.repository === ref.repository || c.aliases?.includes(ref.repository));
 }
 
 /** A stable image id for a reference (sha256 of the repository: tags share the image). */

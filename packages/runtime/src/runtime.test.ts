@@ -115,6 +115,52 @@ test('a container runs its command with env and POD_IP, logs in CRI format, and 
   assert.equal((await cri.listContainers({ pod_sandbox_id: sb })).length, 0);
 });
 
+test("the conformance suite's agnhost, under v1.20's name too: /agnhost in a command runs the image's program; resolv.conf and hostname in its root", async () => {
+  for (const image of [
+    'registry.k8s.io/e2e-test-images/agnhost:2.21',
+    'k8s.gcr.io/e2e-test-images/agnhost:2.21',
+    'k8s.gcr.io/pause:3.2',
+    'httpd:2.4.38-alpine',
+  ]) {
+    assert.match(await cri.pullImage({ image }), /^sha256:/, image);
+  }
+  const config = {
+    ...sandboxConfig('agn'),
+    hostname: 'agn-host',
+    dns_config: { servers: ['127.1.0.10'], searches: ['ns.svc.cluster.local'], options: ['ndots:5'] },
+  };
+  const sb = await cri.runPodSandbox(config);
+  const run = async (name: string, c: { command?: string[]; args?: string[] }) => {
+    const id = await cri.createContainer(
+      sb,
+      { metadata: { name, attempt: 0 }, image: { image: 'k8s.gcr.io/e2e-test-images/agnhost:2.21' }, ...c, log_path: `${name}/0.log` },
+      config,
+    );
+    await cri.startContainer(id);
+    const s = await waitExited(id);
+    return readFileSync(s.log_path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => parseCriLine(l)?.content)
+      .join('\n');
+  };
+  assert.equal(await run('args', { args: ['entrypoint-tester', 'a', 'b'] }), '[/agnhost entrypoint-tester a b]', 'the image entrypoint with the pod args');
+  assert.equal(
+    await run('cmd', { command: ['/agnhost-2', 'entrypoint-tester', 'c'] }),
+    '[/agnhost-2 entrypoint-tester c]',
+    'a command naming the image binary',
+  );
+  const files = await run('files', { command: ['/agnhost', 'mounttest', '--file_content=etc/resolv.conf', '--file_content=etc/hostname'] });
+  assert.match(files, /content of file "etc\/hostname": agn-host/);
+  const resolv = await run('resolv', { command: ['/agnhost', 'mounttest', '--file_content=etc/resolv.conf'] });
+  assert.equal(
+    resolv,
+    'content of file "etc/resolv.conf": search ns.svc.cluster.local\nnameserver 127.1.0.10\noptions ndots:5\n',
+    'the file ends with a newline, so a blank line follows',
+  );
+  await cri.removePodSandbox(sb);
+});
+
 test('the nginx image serves on the pod IP; stop sends SIGTERM then SIGKILL (143 when not caught)', async () => {
   await cri.pullImage({ image: 'nginx:1.27' });
   await cri.pullImage({ image: 'busybox' });

@@ -219,15 +219,20 @@ export class KubelingRuntime implements CriRuntime {
         // already linked (same attempt recreated)
       }
     }
-    const command = config.command?.length ? config.command : cat.entrypoint;
+    let command = config.command?.length ? config.command : cat.entrypoint;
+    // A command naming a program of the image runs what stands for it here.
+    const argv0 = command[0] !== undefined && cat.binaries?.[command[0]] ? command[0] : undefined;
+    if (argv0) command = [...cat.binaries![argv0]!, ...command.slice(1)];
     const args = config.command?.length ? (config.args ?? []) : config.args?.length ? config.args : cat.cmd;
     const env: Record<string, string> = { ...cat.env };
     for (const kv of config.envs ?? []) env[kv.key] = envValue(kv.value);
     env.POD_IP = sb.ip;
     env.HOSTNAME = sandboxConfig?.hostname || sb.config.hostname || sb.config.metadata.name;
     env.KUBELING_ROOT = rootDir;
+    // The image path the command named, for a program that prints how it was started.
+    if (argv0) env.KUBELING_ARGV0 = argv0;
     const port = (sb.config.port_mappings ?? [])[0]?.container_port;
-    if (cat.repository.endsWith('/nginx') && port && !env.NGINX_PORT) env.NGINX_PORT = String(port);
+    if ((cat.repository.endsWith('/nginx') || cat.repository.endsWith('/httpd')) && port && !env.NGINX_PORT) env.NGINX_PORT = String(port);
     const logDir = sb.config.log_directory ?? '';
     const logPath = config.log_path ? (logDir ? join(logDir, config.log_path) : config.log_path) : '';
     this.containers.set(id, {

@@ -1,0 +1,204 @@
+/**
+ * The built-in agnhost image's subcommands, run as the runtime runs them
+ * (node and the script, POD_IP and HOSTNAME in the environment), checked
+ * against what the conformance suite reads of them.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const AGNHOST = fileURLToPath(new URL('../images/agnhost.mjs', import.meta.url));
+
+/** A port free on loopback now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `ok` every 100 ms until it holds, or fails after `ms`. */
+async function waitFor(ok: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+const env = { ...process.env, POD_IP: '127.0.0.1', HOSTNAME: 'agnhost-pod' };
+const children: ChildProcess[] = [];
+const dir = mkdtempSync(join(tmpdir(), 'agnhost-'));
+
+after(() => {
+  for (const c of children) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function start(args: string[], extraEnv: Record<string, string> = {}): ChildProcess & { out: () => string } {
+  const c = spawn(process.execPath, [AGNHOST, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(c);
+  let out = '';
+  c.stdout!.on('data', (d) => (out += d));
+  c.stderr!.on('data', (d) => (out += d));
+  return Object.assign(c, { out: () => out });
+}
+
+/** Runs a subcommand to its end: its output and exit code. */
+function run(args: string[]): Promise<{ out: string; code: number | null }> {
+  return new Promise((resolve) => {
+    const c = start(args);
+    c.on('exit', (code) => setImmediate(() => resolve({ out: c.out(), code })));
+  });
+}
+
+async function get(port: number, path: string, host = '127.0.0.1'): Promise<{ status: number; body: string }> {
+  const r = await fetch(`http://${host}:${port}${path}`).catch(() => undefined);
+  return r ? { status: r.status, body: await r.text() } : { status: 0, body: '' };
+}
+
+function udp(port: number, msg: string): Promise<string> {
+  return new Promise((resolve) => {
+    const s = createSocket('udp4');
+    const t = setTimeout(() => {
+      s.close();
+      resolve('');
+    }, 500);
+    s.on('message', (m) => {
+      clearTimeout(t);
+      s.close();
+      resolve(m.toString());
+    });
+    s.send(msg, port, '127.0.0.1');
+  });
+}
+
+test('netexec: HTTP endpoints, UDP commands, dial and shell', async () => {
+  const [http, u] = [await freePort(), await freePort()];
+  start(['netexec', `--http-port=${http}`, `--udp-port=${u}`]);
+  await waitFor(async () => (await get(http, '/hostname')).status === 200, 10_000, 'netexec to listen');
+  assert.deepEqual(await get(http, '/hostname'), { status: 200, body: 'agnhost-pod' });
+  assert.match((await get(http, '/')).body, /^NOW: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \+0000 UTC$/);
+  assert.match((await get(http, '/anything-else')).body, /^NOW: /, 'unregistered paths are the root');
+  assert.match((await get(http, '/clientip')).body, /^127\.0\.0\.1:\d+$/);
+  assert.deepEqual(await get(http, '/echo?msg=hello'), { status: 200, body: 'hello' });
+  assert.deepEqual(await get(http, '/echo?msg=teapot&code=418'), { status: 418, body: 'teapot' });
+  assert.deepEqual(await get(http, '/healthz'), { status: 200, body: '' });
+  const shell = JSON.parse((await get(http, `/shell?shellCommand=${encodeURIComponent('echo $HOSTNAME; echo err >&2')}`)).body);
+  assert.deepEqual(shell, { output: 'agnhost-pod\nerr\n' });
+  assert.deepEqual(JSON.parse((await get(http, `/shell?cmd=${encodeURIComponent('exit 3')}`)).body), { error: 'exit status 3' });
+  assert.equal(await udp(u, 'hostname'), 'agnhost-pod');
+  assert.equal(await udp(u, 'echo ABC'), 'abc', 'commands are read lower-cased');
+  assert.equal(await udp(u, 'nonsense'), '', 'unknown commands get no reply');
+  // dial: through this same server, over HTTP and UDP.
+  const viaHttp = JSON.parse((await get(http, `/dial?request=hostname&protocol=http&host=127.0.0.1&port=${http}&tries=2`)).body);
+  assert.deepEqual(viaHttp, { responses: ['agnhost-pod', 'agnhost-pod'] });
+  const viaUdp = JSON.parse((await get(http, `/dial?request=hostname&protocol=udp&host=127.0.0.1&port=${u}&tries=1`)).body);
+  assert.deepEqual(viaUdp.responses, ['agnhost-pod']);
+  const closed = await freePort();
+  const failed = await get(http, `/dial?request=hostname&protocol=http&host=127.0.0.1&port=${closed}&tries=1`);
+  assert.equal(failed.status, 200, 'a failed dial is still 200, as agnhost 2.21 answers');
+  assert.deepEqual(JSON.parse(failed.body), {
+    errors: [`Get "http://127.0.0.1:${closed}/hostname": dial tcp 127.0.0.1:${closed}: connect: connection refused`],
+  });
+  assert.deepEqual(await get(http, '/dial?request=hostname&protocol=sctp&host=127.0.0.1&port=1'), { status: 400, body: 'unsupported protocol. sctp\n' });
+  assert.deepEqual(await get(http, '/dial?protocol=http&host=127.0.0.1&port=1'), { status: 400, body: 'request parameter not specified. <nil>\n' });
+});
+
+test('netexec /exit ends the process with the code asked for', async () => {
+  const port = await freePort();
+  const c = start(['netexec', `--http-port=${port}`, '--udp-port=-1']);
+  await waitFor(async () => (await get(port, '/hostname')).status === 200, 10_000, 'netexec to listen');
+  const exited = new Promise<number | null>((r) => c.on('exit', (code) => r(code)));
+  await get(port, '/exit?code=3');
+  // (No timeout: the process exits with the request unanswered.)
+  assert.equal(await exited, 3);
+});
+
+test('serve-hostname over HTTP, TCP and UDP', async () => {
+  const h = await freePort();
+  start(['serve-hostname', `--port=${h}`]);
+  await waitFor(async () => (await get(h, '/')).status === 200, 10_000, 'serve-hostname to listen');
+  assert.equal((await get(h, '/anything')).body, 'agnhost-pod');
+  const t = await freePort();
+  start(['serve-hostname', '--http=false', '--tcp', '--udp', `--port=${t}`]);
+  const tcp = () =>
+    new Promise<string>((resolve) => {
+      let b = '';
+      const s = connect({ host: '127.0.0.1', port: t });
+      s.on('data', (d) => (b += d));
+      s.on('end', () => resolve(b));
+      s.on('error', () => resolve(''));
+    });
+  await waitFor(async () => (await tcp()) === 'agnhost-pod', 10_000, 'the TCP answer');
+  assert.equal(await udp(t, 'x'), 'agnhost-pod');
+  const both = await run(['serve-hostname', '--tcp']);
+  assert.notEqual(both.code, 0, '--http with --tcp is refused');
+});
+
+test('liveness: healthy, then failing after 10 s', async () => {
+  // Only the first answer is checked here (the switch to 500 comes 10 s in).
+  // Its port is fixed (8080): a pod IP of its own keeps it clear of anything else on the machine.
+  const ip = `127.88.${Math.floor(Math.random() * 250) + 1}.${Math.floor(Math.random() * 250) + 1}`;
+  start(['liveness'], { POD_IP: ip });
+  await waitFor(async () => (await get(8080, '/healthz', ip)).status !== 0, 10_000, 'liveness to listen');
+  assert.deepEqual(await get(8080, '/healthz', ip), { status: 200, body: 'ok' });
+  assert.match((await get(8080, '/started', ip)).body, /^\d+(\.\d+)?s$/);
+});
+
+test('test-webserver, porter, pause', async () => {
+  const port = await freePort();
+  // The container's filesystem, which here is its working directory.
+  const root = mkdtempSync(join(dir, 'root-'));
+  writeFileSync(join(root, 'index.txt'), 'served');
+  const web = spawn(process.execPath, [AGNHOST, 'test-webserver', `--port=${port}`], { env, cwd: root, stdio: 'ignore' });
+  children.push(web);
+  await waitFor(async () => (await get(port, '/')).status === 200, 10_000, 'test-webserver');
+  assert.match((await get(port, '/')).body, /<a href="index.txt">index.txt<\/a>/);
+  assert.deepEqual(await get(port, '/index.txt'), { status: 200, body: 'served' });
+  assert.equal((await get(port, '/../../etc/passwd')).status, 404, 'nothing above its root');
+  const cors = await fetch(`http://127.0.0.1:${port}/index.txt`);
+  assert.equal(cors.headers.get('access-control-allow-origin'), '*');
+  const p = await freePort();
+  start(['porter'], { [`SERVE_PORT_${p}`]: 'foo' });
+  await waitFor(async () => (await get(p, '/')).body === 'foo', 10_000, 'porter');
+  const pause = start(['pause']);
+  await waitFor(async () => pause.out().includes('Paused'), 10_000, 'pause to start');
+  const exited = new Promise<number | null>((r) => pause.on('exit', (code) => r(code)));
+  pause.kill('SIGTERM');
+  assert.equal(await exited, 2, 'SIGTERM ends pause with status 2');
+});
+
+test('entrypoint-tester prints its arguments as the image binary got them', async () => {
+  const r = await run(['entrypoint-tester', 'override', 'arguments']);
+  assert.equal(r.out, '[/agnhost entrypoint-tester override arguments]\n');
+});
+
+test('mounttest: content, mode, perms, owner and new files, in the suite format', async () => {
+  const f = join(dir, 'file');
+  writeFileSync(f, 'mount-tester content');
+  chmodSync(f, 0o640);
+  const r = await run(['mounttest', `--file_content=${f}`, `--file_mode=${f}`, `--file_perm=${f}`, `--fs_type=${dir}`]);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, new RegExp(`content of file "${f}": mount-tester content\\n`));
+  assert.match(r.out, new RegExp(`mode of file "${f}": -rw-r-----\\n`));
+  assert.match(r.out, new RegExp(`perms of file "${f}": -rw-r-----\\n`));
+  assert.match(r.out, new RegExp(`mount type of "${dir}": \\d+\\n`), 'the filesystem magic number, as statfs gives it');
+  assert.match((await run(['mounttest', `--file_mode=${dir}`])).out, new RegExp(`mode of file "${dir}": d[-rwx]{9}\\n`));
+  const n = join(dir, 'new');
+  const made = await run(['mounttest', `--new_file_0644=${n}`, `--file_perm=${n}`]);
+  assert.match(made.out, new RegExp(`content of file "${n}": mount-tester new file\\n`));
+  assert.match(made.out, new RegExp(`perms of file "${n}": -rw-r--r--\\n`));
+  const missing = await run(['mounttest', `--file_content=${join(dir, 'nope')}`]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.out, /error reading file content for/);
+  assert.equal(statSync(n).mode & 0o777, 0o644);
+});
