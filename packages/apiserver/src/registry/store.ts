@@ -146,16 +146,20 @@ export class Store {
     };
   }
 
-  /** Tells admission an object is gone (quota usage returns), and gives back what it was allocated. */
-  private released(obj: KubeObject): void {
-    if (this.strategy.release) void this.strategy.release(obj, this.storage).catch(() => undefined);
+  /**
+   * Tells admission an object is gone (quota usage returns), and gives back what
+   * it was allocated before the deletion is answered (upstream's AfterDelete), so
+   * a client may take it again at once.
+   */
+  private async released(obj: KubeObject): Promise<void> {
     this.admission.deleted(obj, { operation: 'DELETE', resource: `${this.gr.group}/${this.gr.resource}`, namespace: obj.metadata.namespace });
+    if (this.strategy.release) await this.strategy.release(obj, this.storage).catch(() => undefined);
   }
 
   /** Deletes `cur` from etcd (if unchanged); answers `shown` at the deletion's revision. */
   private async remove(key: string, cur: StoredObject, shown: KubeObject): Promise<KubeObject> {
     const rev = await this.storage.delete(key, cur.rev);
-    this.released(cur.obj);
+    await this.released(cur.obj);
     return this.ext({ ...shown, metadata: { ...shown.metadata, resourceVersion: String(rev) } });
   }
 
