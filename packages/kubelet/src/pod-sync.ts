@@ -22,6 +22,7 @@ import { podRequests, requiredNodeAffinityMatches } from '@kubeling/component-he
 import type { ContainerStatus, Mount, PodSandboxConfig, PortMapping } from '@kubeling/cri';
 import { hostsFileContent, podDnsConfig, type ClusterDnsOptions } from './dns.js';
 import { ensureImage } from './images.js';
+import { terminationMessageMount } from './termination-message.js';
 import { ephemeralContainers, ephemeralHistory } from './ephemeral.js';
 import { podVolumes, type ConfigMap, type Container, type Pod, type Secret } from './kinds.js';
 import { runHook } from './lifecycle.js';
@@ -58,6 +59,13 @@ export class PodSyncer {
       state.admitted.add(uid);
     }
     const spec = pod.spec;
+    // activeDeadlineSeconds (kubelet pastActiveDeadline): counted from the pod's start time.
+    const startedAt = pod.status?.startTime ? Date.parse(pod.status.startTime) : Number.NaN;
+    if (spec.activeDeadlineSeconds !== undefined && !Number.isNaN(startedAt)) {
+      const left = startedAt + spec.activeDeadlineSeconds * 1000 - Date.now();
+      if (left <= 0) return this.deadlineExceeded(pod);
+      this.d.trigger(uid, left + 50);
+    }
     const sandboxes = await sandboxesOf(o.runtime, uid);
     let sandbox = sandboxes.find((s) => s.state === 'SANDBOX_READY');
     // The claim volumes are attached and mounted before the sandbox (kubelet SyncPod: WaitForAttachAndMount).
@@ -259,6 +267,27 @@ export class PodSyncer {
     return undefined;
   }
 
+  /** Past its active deadline: the pod's containers are stopped and it fails with DeadlineExceeded. */
+  private async deadlineExceeded(pod: Pod): Promise<void> {
+    const { o, state } = this.d;
+    const message = 'Pod was active on the node longer than the specified deadline';
+    state.finished.add(pod.metadata.uid!);
+    void o.recorder.event(pod, 'Warning', 'DeadlineExceeded', message);
+    await this.termination.stopFinished(pod);
+    const sandboxes = await sandboxesOf(o.runtime, pod.metadata.uid!);
+    const sb = sandboxes[0];
+    const ip = sb ? ((await o.runtime.podSandboxStatus(sb.id).catch(() => undefined))?.network?.ip ?? '') : '';
+    await this.status.write(
+      pod,
+      ip,
+      await containersOf(
+        o.runtime,
+        sandboxes.map((x) => x.id),
+      ),
+      { phase: 'Failed', reason: 'DeadlineExceeded', message },
+    );
+  }
+
   private async reject(pod: Pod, reason: string, message: string): Promise<void> {
     this.d.state.finished.add(pod.metadata.uid!);
     void this.d.o.recorder.event(pod, 'Warning', reason, message);
@@ -310,6 +339,8 @@ export class PodSyncer {
       // The managed /etc/hosts, unless the container mounts its own there (kubelet makeMounts).
       if (podIP && !mounts.some((m) => m.container_path === '/etc/hosts'))
         mounts.push({ container_path: '/etc/hosts', host_path: join(o.rootDir, 'pods', uid, 'etc-hosts'), readonly: false });
+      const message = terminationMessageMount(o.rootDir, uid, c, attempt, mounts);
+      if (message) mounts.push(message);
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       state.waiting.set(wkey, { reason: 'CreateContainerConfigError', message: e.message });

@@ -13,17 +13,26 @@ import { ephemeralContainers } from './ephemeral.js';
 import type { Container, ContainerStatus as PodContainerStatus, Pod, PodStatus } from './kinds.js';
 import type { PodDeps } from './pod-state.js';
 import { containerStatus, podConditions, podPhase, type ContainerView } from './status.js';
+import { terminationMessage } from './termination-message.js';
 
 export class StatusManager {
   /** The runtime's name in container ids (`<runtime>://<id>`). */
   runtimeName = 'kubeling';
   /** Per pod, the status as last written (the pod's status with the patch applied), compared as JSON. */
   private readonly lastStatus = new Map<string, object>();
+  /** Termination messages of exited instances, by `<pod uid>/<container id>`. */
+  private readonly messages = new Map<string, string>();
 
   constructor(private readonly d: PodDeps) {}
 
   /** Computes the pod's status from the runtime's containers and patches it; returns what it computed. */
-  async write(pod: Pod, podIP: string, containers: Map<string, ContainerStatus[]>): Promise<PodStatus> {
+  async write(
+    pod: Pod,
+    podIP: string,
+    containers: Map<string, ContainerStatus[]>,
+    /** A phase the kubelet decided on (a pod past its deadline), with its reason and message. */
+    decided?: { phase: string; reason: string; message: string },
+  ): Promise<PodStatus> {
     const spec = pod.spec;
     const initViews = this.views(pod, spec.initContainers ?? [], containers, true);
     const appViews = this.views(pod, spec.containers ?? [], containers, false);
@@ -33,10 +42,11 @@ export class StatusManager {
     const init = initViews.map((v) => containerStatus(v, this.runtimeName, imageName));
     const app = appViews.map((v) => containerStatus(v, this.runtimeName, imageName));
     const ephemeral = this.ephemeralStatuses(pod, containers);
-    const phase = podPhase(spec, init, app);
+    const phase = decided?.phase ?? podPhase(spec, init, app);
     const old = pod.status ?? {};
     const status: PodStatus = {
       phase,
+      ...(decided ? { reason: decided.reason, message: decided.message } : {}),
       conditions: podConditions(old.conditions ?? [], !!podIP, init, app, phase),
       hostIP: this.d.o.nodeIP,
       hostIPs: [{ ip: this.d.o.nodeIP }],
@@ -73,6 +83,18 @@ export class StatusManager {
 
   forget(uid: string): void {
     this.lastStatus.delete(uid);
+    for (const k of this.messages.keys()) if (k.startsWith(`${uid}/`)) this.messages.delete(k);
+  }
+
+  /** An exited container's termination message, read once per instance. */
+  private message(uid: string, c: Container, exited: ContainerStatus): string {
+    const key = `${uid}/${exited.id}`;
+    let m = this.messages.get(key);
+    if (m === undefined) {
+      m = terminationMessage(this.d.o.rootDir, uid, c, exited);
+      this.messages.set(key, m);
+    }
+    return m;
   }
 
   /**
@@ -102,7 +124,10 @@ export class StatusManager {
     const { probes, state } = this.d;
     const policy = pod.spec.restartPolicy ?? 'Always';
     return list.map((c) => {
-      const instances = containers.get(c.name) ?? [];
+      // Exited instances carry their termination message.
+      const instances = (containers.get(c.name) ?? []).map((i) =>
+        i.state === 'CONTAINER_EXITED' && !i.message ? { ...i, message: this.message(uid, c, i) } : i,
+      );
       const cur = instances[0];
       const running = cur?.state === 'CONTAINER_RUNNING';
       const started = running && probes.result(uid, cur.id, 'startup', c);

@@ -1,0 +1,105 @@
+/**
+ * activeDeadlineSeconds and termination messages on kubeling's runtime: a
+ * pod past its deadline is stopped and fails with DeadlineExceeded; a
+ * container's termination message comes from the file mounted at its
+ * terminationMessagePath, or from its log's tail with FallbackToLogsOnError.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { serveCri, type CriServer } from '@kubeling/cri';
+import { KubelingRuntime } from '@kubeling/runtime';
+import { request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+import { Kubelet } from './kubelet.js';
+
+let env: TestEnv;
+let dir: string;
+let runtime: KubelingRuntime;
+let cri: CriServer;
+let kubelet: Kubelet;
+const NODE = 'dl-node';
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kubelet-dl-'));
+  runtime = new KubelingRuntime({ backend: 'process', root: join(dir, 'rt'), podCIDR: '127.5.11.0/24' });
+  const endpoint = `unix://${join(dir, 'rt.sock')}`;
+  cri = await serveCri(runtime, endpoint);
+  env = await startTestEnv();
+  kubelet = new Kubelet({
+    config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
+    nodeName: NODE,
+    runtime: endpoint,
+    rootDir: join(dir, NODE),
+    port: 0,
+    log: pino({ level: 'silent' }),
+    statusUpdateMs: 1000,
+    leaseRenewMs: 1000,
+    plegPeriodMs: 300,
+  });
+  await kubelet.start();
+});
+after(async () => {
+  await kubelet?.stop();
+  for (const sb of (await runtime?.listPodSandbox().catch(() => [])) ?? []) await runtime.removePodSandbox(sb.id).catch(() => undefined);
+  await runtime?.shutdown();
+  cri?.forceShutdown();
+  await env?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const pods = '/api/v1/namespaces/default/pods';
+const pod = async (name: string) => (await request(env.url, 'GET', `${pods}/${name}`)).body;
+
+test('a pod past its activeDeadlineSeconds is stopped and fails with DeadlineExceeded', async () => {
+  const c = await request(env.url, 'POST', pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'deadline' },
+    spec: { nodeName: NODE, activeDeadlineSeconds: 2, containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] },
+  });
+  assert.equal(c.status, 201, c.text);
+  await waitFor(async () => (await pod('deadline')).status?.phase === 'Running', 20_000, 'the pod to run');
+  await waitFor(async () => (await pod('deadline')).status?.phase === 'Failed', 20_000, 'the deadline to fail the pod');
+  const p = await pod('deadline');
+  assert.equal(p.status.reason, 'DeadlineExceeded');
+  assert.equal(p.status.message, 'Pod was active on the node longer than the specified deadline');
+  assert.ok(p.status.containerStatuses[0].state.terminated, 'its container was stopped');
+  const events = (await request(env.url, 'GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Ddeadline')).body.items as {
+    reason: string;
+  }[];
+  assert.ok(events.some((e) => e.reason === 'DeadlineExceeded'));
+});
+
+test('termination messages: the file at terminationMessagePath, or the log tail with FallbackToLogsOnError', async () => {
+  const c = await request(env.url, 'POST', pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'messages' },
+    spec: {
+      nodeName: NODE,
+      restartPolicy: 'Never',
+      containers: [
+        // Here a container's root is its working directory: /dev/termination-log is dev/termination-log.
+        { name: 'file', image: 'busybox', command: ['sh', '-c', 'printf done > dev/termination-log'] },
+        { name: 'custom', image: 'busybox', terminationMessagePath: '/tmp/why', command: ['sh', '-c', 'printf custom > tmp/why; exit 2'] },
+        { name: 'logs', image: 'busybox', terminationMessagePolicy: 'FallbackToLogsOnError', command: ['sh', '-c', 'echo first; echo last words; exit 1'] },
+        { name: 'ok-logs', image: 'busybox', terminationMessagePolicy: 'FallbackToLogsOnError', command: ['sh', '-c', 'echo fine'] },
+      ],
+    },
+  });
+  assert.equal(c.status, 201, c.text);
+  await waitFor(async () => ['Failed', 'Succeeded'].includes((await pod('messages')).status?.phase), 30_000, 'the pod to finish');
+  const byName = Object.fromEntries(
+    ((await pod('messages')).status.containerStatuses as { name: string; state: { terminated: { message?: string; exitCode: number } } }[]).map((s) => [
+      s.name,
+      s.state.terminated,
+    ]),
+  );
+  assert.equal(byName.file?.message, 'done');
+  assert.deepEqual([byName.custom?.exitCode, byName.custom?.message], [2, 'custom']);
+  assert.equal(byName.logs?.message, 'first\nlast words\n');
+  assert.equal(byName['ok-logs']?.message, undefined, 'no fallback for a container that succeeded');
+});
