@@ -9,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { join, normalize } from 'node:path';
@@ -26,8 +27,26 @@ const glog = (line) => {
 /** The path the image's binary was started as (/agnhost, or /agnhost-2 through its link). */
 const ARGV0 = process.env.KUBELING_ARGV0 || '/agnhost';
 
+/** klog's flags, which agnhost accepts on every subcommand (and ignores here). */
+const KLOG = {
+  v: '0',
+  vmodule: '',
+  logtostderr: true,
+  alsologtostderr: false,
+  log_dir: '',
+  log_file: '',
+  log_file_max_size: '1800',
+  stderrthreshold: '2',
+  skip_headers: false,
+  skip_log_headers: false,
+  add_dir_header: false,
+  one_output: false,
+  log_backtrace_at: '',
+};
+
 /** Go's flag package: --name=value, -name=value, --name value, and bare booleans. */
-function flags(args, defaults) {
+function flags(args, own) {
+  const defaults = { ...KLOG, ...own };
   const out = { ...defaults };
   const rest = [];
   for (let i = 0; i < args.length; i++) {
@@ -56,10 +75,10 @@ function onTerm(fn) {
 // ---- pause -------------------------------------------------------------------
 
 function pause() {
-  log('Paused');
-  // SIGINT exits 1 and SIGTERM 2, as agnhost's pause does.
+  // SIGINT exits 1 and SIGTERM 2, as agnhost's pause does (handled before it says it is paused).
   process.on('SIGINT', () => process.exit(1));
   process.on('SIGTERM', () => process.exit(2));
+  log('Paused');
   setInterval(() => undefined, 1 << 30);
 }
 
@@ -132,14 +151,19 @@ function netexec(args) {
     '/upload': (req, res) => upload(req, res, send),
   };
   let udpReady = false;
-  const server = createServer((req, res) => {
+  const handler = (req, res) => {
     const override = f['http-override'] ? new URL(f['http-override'], 'http://x') : undefined;
     const url = override ?? new URL(req.url ?? '/', 'http://x');
     // Unregistered paths are the root's, as Go's ServeMux routes them.
     const h = handlers[url.pathname] ?? handlers['/'];
     if (url.pathname !== '/shell') glog(`${req.method} ${url.pathname}`);
     h(req, res, url.searchParams);
-  });
+  };
+  // HTTPS when given a certificate and key, as netexec's --tls-* flags ask.
+  const tls = f['tls-cert-file'] && f['tls-private-key-file'];
+  const server = tls
+    ? createHttpsServer({ cert: readFileSync(f['tls-cert-file']), key: readFileSync(f['tls-private-key-file']) }, handler)
+    : createServer(handler);
   server.listen(Number(f['http-port']), HOST, () => glog(`Started HTTP server on port ${f['http-port']}`));
   server.on('error', (e) => {
     glog(e.message);

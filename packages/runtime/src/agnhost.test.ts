@@ -5,9 +5,10 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { get as httpsGet } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +112,30 @@ test('netexec: HTTP endpoints, UDP commands, dial and shell', async () => {
   });
   assert.deepEqual(await get(http, '/dial?request=hostname&protocol=sctp&host=127.0.0.1&port=1'), { status: 400, body: 'unsupported protocol. sctp\n' });
   assert.deepEqual(await get(http, '/dial?protocol=http&host=127.0.0.1&port=1'), { status: 400, body: 'request parameter not specified. <nil>\n' });
+});
+
+test('netexec over HTTPS with --tls-* files; klog flags are accepted', {
+  skip: existsSync('/usr/bin/openssl') ? false : 'openssl is not installed',
+}, async () => {
+  const cert = join(dir, 'tls.crt');
+  const key = join(dir, 'tls.key');
+  execFileSync(
+    '/usr/bin/openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', key, '-out', cert],
+    { stdio: 'ignore' },
+  );
+  const port = await freePort();
+  start(['netexec', `--http-port=${port}`, '--udp-port=-1', `--tls-cert-file=${cert}`, `--tls-private-key-file=${key}`, '--v=2']);
+  const ask = () =>
+    new Promise<string>((resolve) => {
+      const r = httpsGet({ host: '127.0.0.1', port, path: '/hostname', ca: readFileSync(cert), checkServerIdentity: () => undefined }, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve(b));
+      });
+      r.on('error', () => resolve(''));
+    });
+  await waitFor(async () => (await ask()) === 'agnhost-pod', 10_000, 'netexec to answer over HTTPS');
 });
 
 test('netexec /exit ends the process with the code asked for', async () => {
