@@ -10,7 +10,7 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import * as packet from 'dns-packet';
 import type { Logger } from 'pino';
-import type { Record as ZoneRecord, Zone } from './zone.js';
+import type { Zone, Record as ZoneRecord } from './zone.js';
 
 export interface DnsServerOptions {
   zone: Zone;
@@ -57,9 +57,11 @@ export class DnsServer {
     udp.on('error', (e) => this.o.log.warn({ err: e.message }, 'udp socket error'));
     const port = udp.address().port;
     udp.on('message', (msg, rinfo) => {
-      void this.handle(msg, 'udp').then((out) => {
-        if (out) udp.send(out, rinfo.port, rinfo.address);
-      });
+      void this.handle(msg, 'udp')
+        .then((out) => {
+          if (out) udp.send(out, rinfo.port, rinfo.address);
+        })
+        .catch((e: Error) => this.o.log.warn({ err: e.message }, 'udp query failed'));
     });
     this.udp = udp;
     const tcp = createServer((c) => this.serveTcp(c));
@@ -83,12 +85,14 @@ export class DnsServer {
         if (buf.length < 2 + len) break;
         const msg = buf.subarray(2, 2 + len);
         buf = buf.subarray(2 + len);
-        void this.handle(msg, 'tcp').then((out) => {
-          if (!out || c.destroyed) return;
-          const len2 = Buffer.alloc(2);
-          len2.writeUInt16BE(out.length);
-          c.write(Buffer.concat([len2, out]));
-        });
+        void this.handle(msg, 'tcp')
+          .then((out) => {
+            if (!out || c.destroyed) return;
+            const len2 = Buffer.alloc(2);
+            len2.writeUInt16BE(out.length);
+            c.write(Buffer.concat([len2, out]));
+          })
+          .catch(() => c.destroy());
       }
       if (buf.length > 65_537) c.destroy();
     });
@@ -120,7 +124,15 @@ export class DnsServer {
         questions: query.questions ?? [],
       });
     }
-    const a = this.o.zone.answer(q.name, q.type);
+    let a: ReturnType<Zone['answer']>;
+    try {
+      a = this.o.zone.answer(q.name, q.type);
+    } catch (e) {
+      // A question the zone cannot answer is the server's failure, never its end.
+      this.counts.failed++;
+      this.o.log.warn({ name: q.name, type: q.type, err: (e as Error).message }, 'cannot answer');
+      return packet.encode({ type: 'response', id: query.id, flags: replyFlags(query, RCODE.SERVFAIL, false), questions: [q] });
+    }
     if (a.rcode === 'forward') return this.forward(msg, query, transport);
     this.counts.zone++;
     const res: packet.Packet = {
