@@ -11,85 +11,53 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createSocket } from 'node:dgram';
 import * as packet from 'dns-packet';
 import pino from 'pino';
 import { InformerFactory, RestClient } from '@kubeling/client';
-import { serveCri, type CriServer } from '@kubeling/cri';
-import { DnsServer, informerSource, Zone } from '@kubeling/dns';
-import { Kubelet } from '@kubeling/kubelet';
-import { KubelingRuntime } from '@kubeling/runtime';
-import { request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
+import { DnsServer, informerSource, startStubResolver, Zone, type StubResolver } from '@kubeling/dns';
+import { request, startTestEnv, startTestNode, waitFor, type TestEnv, type TestNode } from '@kubeling/testenv';
 
 const NODE = 'dns-node';
 let env: TestEnv;
-let dir: string;
-let runtime: KubelingRuntime;
-let cri: CriServer;
-let kubelet: Kubelet;
+let node: TestNode;
 let client: RestClient;
 let informers: InformerFactory;
 let dns: DnsServer;
-let upstream: Socket;
+let upstream: StubResolver;
 let server: string;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'dns-e2e-'));
   env = await startTestEnv();
   client = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false });
   informers = new InformerFactory(client);
   const { source, synced } = informerSource(informers);
   informers.start();
   await synced();
-  upstream = createSocket('udp4');
-  upstream.on('message', (m, r) => {
-    const q = packet.decode(m);
-    const name = q.questions?.[0]?.name ?? '';
-    const answers = name === 'outside.test' && q.questions?.[0]?.type === 'A' ? [{ name, type: 'A' as const, ttl: 60, data: '127.0.0.99' }] : [];
-    upstream.send(packet.encode({ type: 'response', id: q.id, flags: packet.RECURSION_AVAILABLE, questions: q.questions ?? [], answers }), r.port, r.address);
-  });
-  await new Promise<void>((r) => upstream.bind(0, '127.0.0.1', () => r()));
+  upstream = await startStubResolver({ 'outside.test': '127.0.0.99' });
   dns = new DnsServer({
     zone: new Zone(source, { domain: 'cluster.local', ttl: 30 }),
     host: '127.0.0.1',
     port: 0,
-    upstreams: [`127.0.0.1:${upstream.address().port}`],
+    upstreams: [upstream.address],
     log: pino({ level: 'silent' }),
   });
   server = `127.0.0.1:${(await dns.start()).port}`;
-  runtime = new KubelingRuntime({ backend: 'process', root: join(dir, 'rt'), podCIDR: '127.5.40.0/24' });
-  const endpoint = `unix://${join(dir, 'rt.sock')}`;
-  cri = await serveCri(runtime, endpoint);
-  kubelet = new Kubelet({
-    config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
-    nodeName: NODE,
-    runtime: endpoint,
-    rootDir: join(dir, NODE),
-    port: 0,
-    log: pino({ level: 'silent' }),
-    statusUpdateMs: 1000,
-    leaseRenewMs: 1000,
-    plegPeriodMs: 300,
-    clusterDNS: ['127.1.0.10'],
-    clusterDomain: 'cluster.local',
+  node = await startTestNode({
+    server: env.url,
+    name: NODE,
+    podCIDR: '127.5.40.0/24',
+    kubelet: { clusterDNS: ['127.1.0.10'], clusterDomain: 'cluster.local' },
   });
-  await kubelet.start();
 });
 
 after(async () => {
-  await kubelet?.stop();
-  for (const sb of (await runtime?.listPodSandbox().catch(() => [])) ?? []) await runtime.removePodSandbox(sb.id).catch(() => undefined);
-  await runtime?.shutdown();
-  cri?.forceShutdown();
+  await node?.stop();
   await dns?.close();
   upstream?.close();
   informers?.stop();
   client?.close();
   await env?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function post(path: string, body: object): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { Resolver } from 'node:dns/promises';
 import * as packet from 'dns-packet';
@@ -15,13 +15,14 @@ import { InformerFactory, RestClient } from '@kubeling/client';
 import { startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
 import { DnsServer } from './server.js';
 import { informerSource } from './source.js';
+import { startStubResolver, type StubResolver } from './stub-resolver.js';
 import { Zone } from './zone.js';
 
 let env: TestEnv;
 let client: RestClient;
 let informers: InformerFactory;
 let server: DnsServer;
-let upstream: UdpSocket;
+let upstream: StubResolver;
 let addr: string;
 const resolver = new Resolver({ timeout: 2000, tries: 1 });
 
@@ -33,29 +34,12 @@ before(async () => {
   informers.start();
   await synced();
   // An upstream resolver on loopback that knows one name.
-  upstream = createSocket('udp4');
-  upstream.on('message', (m, r) => {
-    const q = packet.decode(m);
-    const name = q.questions?.[0]?.name ?? '';
-    const known = name === 'outside.test';
-    upstream.send(
-      packet.encode({
-        type: 'response',
-        id: q.id,
-        flags: known ? packet.RECURSION_AVAILABLE : packet.RECURSION_AVAILABLE | 3,
-        questions: q.questions ?? [],
-        answers: known ? [{ name, type: 'A', ttl: 60, data: '127.0.0.99' }] : [],
-      }),
-      r.port,
-      r.address,
-    );
-  });
-  await new Promise<void>((r) => upstream.bind(0, '127.0.0.1', () => r()));
+  upstream = await startStubResolver({ 'outside.test': '127.0.0.99' });
   server = new DnsServer({
     zone: new Zone(source, { domain: 'cluster.local', ttl: 30 }),
     host: '127.0.0.1',
     port: 0,
-    upstreams: [`127.0.0.1:${upstream.address().port}`],
+    upstreams: [upstream.address],
     log: pino({ level: 'silent' }),
   });
   const a = await server.start();

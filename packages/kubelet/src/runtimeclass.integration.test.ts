@@ -8,48 +8,19 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { serveCri, type CriServer } from '@kubeling/cri';
-import { KubelingRuntime } from '@kubeling/runtime';
-import { eventually, request, startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
-import { Kubelet } from './kubelet.js';
+import { eventually, request, startTestEnv, startTestNode, waitFor, type TestEnv, type TestNode } from '@kubeling/testenv';
 
 let env: TestEnv;
-let dir: string;
-let runtime: KubelingRuntime;
-let cri: CriServer;
-let kubelet: Kubelet;
+let node: TestNode;
 const NODE = 'rc-node';
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'kubelet-rc-'));
-  runtime = new KubelingRuntime({ backend: 'process', root: join(dir, 'rt'), podCIDR: '127.5.10.0/24' });
-  const endpoint = `unix://${join(dir, 'rt.sock')}`;
-  cri = await serveCri(runtime, endpoint);
   env = await startTestEnv();
-  kubelet = new Kubelet({
-    config: { server: env.url, namespace: 'default', insecureSkipTLSVerify: false },
-    nodeName: NODE,
-    runtime: endpoint,
-    rootDir: join(dir, NODE),
-    port: 0,
-    log: pino({ level: 'silent' }),
-    statusUpdateMs: 1000,
-    leaseRenewMs: 1000,
-    plegPeriodMs: 300,
-  });
-  await kubelet.start();
+  node = await startTestNode({ server: env.url, name: NODE, podCIDR: '127.5.10.0/24' });
 });
 after(async () => {
-  await kubelet?.stop();
-  for (const sb of (await runtime?.listPodSandbox().catch(() => [])) ?? []) await runtime.removePodSandbox(sb.id).catch(() => undefined);
-  await runtime?.shutdown();
-  cri?.forceShutdown();
+  await node?.stop();
   await env?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const runtimeClass = (name: string, handler: string) => ({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name }, handler });
@@ -65,7 +36,7 @@ test('a pod of a RuntimeClass runs in a sandbox of its handler', async () => {
   const c = await request(env.url, 'POST', '/api/v1/namespaces/default/pods', pod('native-pod', 'native'));
   assert.equal(c.status, 201, c.text);
   await waitFor(async () => (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/native-pod')).body.status?.phase === 'Running', 20_000, 'running');
-  const sandboxes = await runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': c.body.metadata.uid } });
+  const sandboxes = await node.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': c.body.metadata.uid } });
   assert.equal(sandboxes.length, 1);
   assert.equal(sandboxes[0]!.runtime_handler, 'kubeling');
 });

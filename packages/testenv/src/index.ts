@@ -302,6 +302,7 @@ export async function readWatch(
 }
 
 export { Kubectl, kubectlBinaries, type KubectlResult } from './kubectl.js';
+export { startTestNode, type TestNode, type TestNodeOptions } from './node.js';
 export { CSI_DRIVER, CSI_DRIVER_GROUP, CSI_DRIVER_RULES, csiDriverUser, storageObjects, type StorageAddonOptions } from './storage.js';
 export { containerdUnavailable, startContainerd, type Containerd } from './containerd.js';
 export { startRegistry, ociImage, busyboxRootfs, tar, type OciImage, type Registry } from './oci.js';
