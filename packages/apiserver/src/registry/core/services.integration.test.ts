@@ -241,3 +241,25 @@ test('NodePort updates: a new port gets one, kept ports keep theirs, ClusterIP d
   assert.equal((await request(env.url, 'DELETE', svcPath('np-f'))).status, 200);
   assert.ok(!(await nodePorts()).includes(a));
 });
+
+test('type changes: off ExternalName a Service gets a cluster IP (and node ports), onto it the IP is given back', async () => {
+  const patch = (body: object) => request(env.url, 'PATCH', svcPath('ext-a'), body, { contentType: 'application/merge-patch+json' });
+  const c = await post({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext-a' }, spec: { type: 'ExternalName', externalName: 'foo.example.com' } });
+  assert.equal(c.status, 201, JSON.stringify(c.body));
+  assert.equal(c.body.spec.clusterIP, undefined);
+  const toNodePort = await patch({ spec: { type: 'NodePort', externalName: null, selector: { app: 'a' }, ports: [{ port: 80, protocol: 'TCP' }] } });
+  assert.equal(toNodePort.status, 200, JSON.stringify(toNodePort.body));
+  const ip = toNodePort.body.spec.clusterIP;
+  assert.match(ip, /^127\.1\.\d+\.\d+$/);
+  assert.deepEqual([toNodePort.body.spec.clusterIPs, toNodePort.body.spec.ipFamilies], [[ip], ['IPv4']]);
+  assert.ok(toNodePort.body.spec.ports[0].nodePort >= 30000);
+  assert.ok((await held()).includes(ip));
+  const back = await patch({ spec: { type: 'ExternalName', externalName: 'bar.example.com', selector: null, ports: null } });
+  assert.equal(back.status, 200, JSON.stringify(back.body));
+  assert.equal(back.body.spec.clusterIP, undefined);
+  assert.ok(!(await held()).includes(ip), 'the IP is given back');
+  const again = await patch({ spec: { type: 'ClusterIP', externalName: null, ports: [{ port: 80 }] } });
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  assert.match(again.body.spec.clusterIP, /^127\.1\.\d+\.\d+$/);
+  assert.ok((await held()).includes(again.body.spec.clusterIP));
+});

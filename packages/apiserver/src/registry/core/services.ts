@@ -101,6 +101,14 @@ async function allocateClusterIP(obj: KubeObject, storage: EtcdStorage, dryRun: 
   throw internalError('failed to allocate a serviceIP: range is full');
 }
 
+/** Gives a cluster IP back, if this Service is the one that holds it. */
+async function releaseIP(storage: EtcdStorage, ip: string, svc: KubeObject): Promise<void> {
+  if (ip === 'None') return;
+  const cur = await storage.get(ipKey(ip));
+  const ref = (cur?.obj.spec as { parentRef?: { namespace?: string; name?: string } } | undefined)?.parentRef;
+  if (cur && ref?.namespace === (svc.metadata.namespace ?? '') && ref?.name === svc.metadata.name) await storage.delete(ipKey(ip), cur.rev);
+}
+
 export const serviceStrategy: Strategy = {
   // Service names are DNS-1035 labels (ValidateServiceName): they become DNS names and env var prefixes.
   nameValidation: nameIsDNS1035Label,
@@ -172,33 +180,62 @@ export const serviceStrategy: Strategy = {
     return errs;
   },
   async allocateUpdate(obj, old, storage, dryRun) {
+    const s = specOf(obj);
+    const o = (old.spec ?? {}) as Spec;
     const { errors, taken } = await allocateNodePorts(obj, old, storage, dryRun);
     const kept = nodePortsOf(obj);
+    // A Service moving off ExternalName gets its cluster IP now; one moving onto it gives its IP back.
+    const needsIP = (s.type ?? 'ClusterIP') !== 'ExternalName' && s.clusterIP !== 'None';
+    const newIP = needsIP && !o.clusterIP;
+    if (!errors.length && newIP) {
+      const ipErrors = await allocateClusterIP(obj, storage, dryRun);
+      if (ipErrors.length) {
+        await releaseNodePorts(storage, obj, taken);
+        return { errors: ipErrors, commit: async () => undefined, abort: async () => undefined };
+      }
+    }
     return {
       errors,
-      commit: () =>
-        releaseNodePorts(
+      commit: async () => {
+        await releaseNodePorts(
           storage,
           old,
           [...nodePortsOf(old)].filter((p) => !kept.has(p)),
-        ),
-      abort: () => releaseNodePorts(storage, obj, taken),
+        );
+        if (o.clusterIP && o.clusterIP !== s.clusterIP) await releaseIP(storage, o.clusterIP, old);
+      },
+      abort: async () => {
+        await releaseNodePorts(storage, obj, taken);
+        if (newIP && !errors.length && s.clusterIP && !dryRun) await releaseIP(storage, s.clusterIP, obj);
+      },
     };
   },
   async release(obj, storage) {
     await releaseNodePorts(storage, obj, nodePortsOf(obj));
     const ip = specOf(obj).clusterIP;
-    if (!ip || ip === 'None') return;
-    const cur = await storage.get(ipKey(ip));
-    // Only the Service that holds it gives it back.
-    const ref = (cur?.obj.spec as { parentRef?: { namespace?: string; name?: string } } | undefined)?.parentRef;
-    if (cur && ref?.namespace === (obj.metadata.namespace ?? '') && ref?.name === obj.metadata.name) await storage.delete(ipKey(ip), cur.rev);
+    if (ip) await releaseIP(storage, ip, obj);
   },
   prepareForUpdate(obj, old) {
     const s = specOf(obj);
     const o = (old.spec ?? {}) as Spec;
-    if (!s.clusterIP && o.clusterIP) s.clusterIP = o.clusterIP;
-    if (!s.clusterIPs && o.clusterIPs) s.clusterIPs = o.clusterIPs;
+    if (s.type === 'ExternalName') {
+      // dropTypeDependentFields: an ExternalName Service has no cluster IP; the old one goes unless the user changed it.
+      if (!s.clusterIP || s.clusterIP === o.clusterIP) {
+        for (const k of ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy'] as const) delete s[k];
+      }
+    } else {
+      if (!s.clusterIP && o.clusterIP) s.clusterIP = o.clusterIP;
+      if (!s.clusterIPs && o.clusterIPs) s.clusterIPs = o.clusterIPs;
+      if (o.type === 'ExternalName' || !o.clusterIP) {
+        // Off ExternalName: normalized as on create; `allocateUpdate` allocates the IP.
+        if (!s.clusterIP && s.clusterIPs?.[0]) s.clusterIP = s.clusterIPs[0];
+        if (s.clusterIP) s.clusterIPs = [s.clusterIP];
+        if (s.clusterIP !== 'None') {
+          s.ipFamilies ??= ['IPv4'];
+          s.ipFamilyPolicy ??= 'SingleStack';
+        }
+      }
+    }
     // dropTypeDependentFields: a type without node ports drops those the old type had, unless the user changed them.
     if (wantsNodePorts(o) && !wantsNodePorts(s)) {
       const before = nodePortsOf(old);
