@@ -127,6 +127,9 @@ spec:
         image: busybox
         command: [sh, -c, 'while [ ! -e ${stop} ]; do :; done; exec sleep 3600']
         resources: {requests: {cpu: 100m}}
+        # The test's directory at its own path: where the test drops the file that stops the burn.
+        volumeMounts: [{name: ctl, mountPath: ${dir}}]
+      volumes: [{name: ctl, hostPath: {path: ${dir}}}]
 `;
   const applied = await k.run(['apply', '-f', '-'], { input: manifest });
   assert.equal(applied.code, 0, applied.stderr);

@@ -92,7 +92,18 @@ export interface ContainerConfig {
   stdin_once?: boolean;
   tty?: boolean;
   /** Resources as the kubelet computes them from requests and limits (shares 1024 a core, quota per period in µs). */
-  linux?: { resources?: LinuxContainerResources };
+  linux?: { resources?: LinuxContainerResources; security_context?: LinuxContainerSecurityContext | null };
+}
+
+/** The part of CRI's LinuxContainerSecurityContext kubeling's kubelet sets and runtime reads. */
+export interface LinuxContainerSecurityContext {
+  privileged?: boolean;
+  run_as_user?: { value: Int64 } | null;
+  run_as_group?: { value: Int64 } | null;
+  run_as_username?: string;
+  readonly_rootfs?: boolean;
+  supplemental_groups?: Int64[];
+  no_new_privs?: boolean;
 }
 
 export interface LinuxContainerResources {

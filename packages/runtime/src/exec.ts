@@ -8,13 +8,30 @@
  */
 import { spawn } from 'node:child_process';
 import { CriError, type ExecRequest, type ExecSyncResponse } from '@kubeling/cri';
+import { commandExists, enterArgv } from './isolation.js';
 import { exitCode, signalGroup, type Attacher, type Ctr } from './process.js';
 import type { ExecSession } from './streaming.js';
 
+/**
+ * What runs `cmd` in the container: the command itself, or for an isolated
+ * container `nsenter` into its namespaces; an Error when the command is not
+ * there (checked first, as runc does, since nsenter would start regardless).
+ */
+function execArgv(c: Ctr, cmd: string[]): string[] | Error {
+  const iso = c.isolation;
+  if (!iso) return cmd;
+  if (!commandExists(cmd[0]!, c.env.PATH, iso.root)) return Object.assign(new Error('executable file not found in $PATH'), { code: 'ENOENT' });
+  const pid = iso.initPid;
+  if (pid === undefined || !c.proc) return new Error('container is not running');
+  return enterArgv(iso.tools, iso.root, pid, cmd);
+}
+
 /** Runs `cmd` to its end; a command that cannot start exits 126, a timeout rejects. */
 export function execSync(c: Ctr, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse> {
+  const argv = execArgv(c, cmd);
+  if (argv instanceof Error) return Promise.resolve({ stdout: Buffer.alloc(0), stderr: Buffer.from(`exec: "${cmd[0]}": ${argv.message}`), exit_code: 126 });
   return new Promise((resolve, reject) => {
-    const p = spawn(cmd[0]!, cmd.slice(1), { cwd: c.cwd, env: c.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const p = spawn(argv[0]!, argv.slice(1), { cwd: c.cwd, env: c.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     p.stdout!.on('data', (b: Buffer) => out.push(b));
@@ -37,17 +54,26 @@ export function execSync(c: Ctr, cmd: string[], timeoutSeconds: number): Promise
   });
 }
 
+/** What containerd and runc report for an exec whose command cannot start. */
+const execFailed = (req: ExecRequest, e: Error): string =>
+  `Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "${req.cmd[0]}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'executable file not found in $PATH' : e.message}: unknown`;
+
+/** An exec session that never started. */
+function failedSession(req: ExecRequest, e: Error): ExecSession {
+  return { onStdout: () => undefined, onStderr: () => undefined, exited: Promise.resolve(execFailed(req, e)), kill: () => undefined };
+}
+
 /** Runs an exec for the streaming server: a process in the container's directory with its environment. */
 export function execSession(c: Ctr, req: ExecRequest): ExecSession {
-  const p = spawn(req.cmd[0]!, req.cmd.slice(1), { cwd: c.cwd, env: c.env, stdio: [req.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
+  const argv = execArgv(c, req.cmd);
+  const p =
+    argv instanceof Error
+      ? undefined
+      : spawn(argv[0]!, argv.slice(1), { cwd: c.cwd, env: c.env, stdio: [req.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
+  if (!p) return failedSession(req, argv as Error);
   p.stdin?.on('error', () => undefined);
   const exited = new Promise<number | string>((resolve) => {
-    p.once('error', (e) =>
-      // What containerd and runc report for a command that cannot start.
-      resolve(
-        `Internal error occurred: error executing command in container: failed to exec in container: OCI runtime exec failed: exec failed: unable to start container process: exec: "${req.cmd[0]}": ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'executable file not found in $PATH' : e.message}: unknown`,
-      ),
-    );
+    p.once('error', (e) => resolve(execFailed(req, e)));
     p.once('close', (code, signal) => resolve(exitCode(code, signal)));
   });
   return {

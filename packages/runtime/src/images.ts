@@ -26,9 +26,11 @@ export interface CatalogImage {
   binaries?: Record<string, string[]>;
 }
 
-const NGINX = fileURLToPath(new URL('../images/nginx.mjs', import.meta.url));
-const AGNHOST = fileURLToPath(new URL('../images/agnhost.mjs', import.meta.url));
-const HTTPD = fileURLToPath(new URL('../images/httpd.mjs', import.meta.url));
+/** The directory of the scripts that stand for images' programs. */
+export const IMAGES_DIR = fileURLToPath(new URL('../images/', import.meta.url)).replace(/\/$/, '');
+const NGINX = `${IMAGES_DIR}/nginx.mjs`;
+const AGNHOST = `${IMAGES_DIR}/agnhost.mjs`;
+const HTTPD = `${IMAGES_DIR}/httpd.mjs`;
 
 const CATALOG: CatalogImage[] = [
   { repository: 'registry.k8s.io/pause', aliases: ['k8s.gcr.io/pause'], entrypoint: ['sleep'], cmd: ['infinity'], env: {}, size: 311_000 },

@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { CriError, CriLogWriter, GRPC_UNKNOWN, nowNanos, type ContainerConfig, type ContainerState } from '@kubeling/cri';
+import { commandExists, waitForInit, type ContainerRoot, type IsolationTools } from './isolation.js';
 
 /** A connection attached to a container's stdio. */
 export interface Attacher {
@@ -39,7 +40,12 @@ export interface Ctr {
   exited?: Promise<void>;
   /** Connections attached to the container's stdio. */
   attachers: Set<Attacher>;
+  /** Set when the container runs in namespaces of its own (`isolation.ts`): `argv` starts it there, `command` is what it runs. */
+  isolation?: { tools: IsolationTools; root: ContainerRoot; command: string[]; initPid?: number | undefined } | undefined;
 }
+
+/** What runc says of a command that is not there. */
+export const NOT_FOUND = (cmd: string) => `exec: "${cmd}": executable file not found in $PATH`;
 
 /** A process's exit code as a shell reports it: its own, or 128 + the signal that ended it. */
 export const exitCode = (code: number | null, signal: NodeJS.Signals | null): number =>
@@ -64,10 +70,12 @@ export function markExited(c: Ctr, code: number, reason: string, message = ''): 
 
 /** Runs a created container's command; throws (a CriError) when it cannot start, leaving the container exited. */
 export async function startProcess(c: Ctr): Promise<void> {
-  if (!c.argv.length) {
+  const iso = c.isolation;
+  if (!(iso?.command ?? c.argv).length) {
     markExited(c, 128, 'StartError', 'failed to create containerd task: no command specified: unknown');
     throw new CriError(GRPC_UNKNOWN, c.message);
   }
+  if (iso && !commandExists(iso.command[0]!, c.env.PATH, iso.root)) return startFailed(c, NOT_FOUND(iso.command[0]!));
   const log = new CriLogWriter(c.logPath);
   const proc = spawn(c.argv[0]!, c.argv.slice(1), { cwd: c.cwd, env: c.env, detached: true, stdio: [c.config.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   proc.stdin?.on('error', () => undefined);
@@ -77,15 +85,8 @@ export async function startProcess(c: Ctr): Promise<void> {
   });
   const err = await spawned;
   if (err) {
-    const msg = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `exec: "${c.argv[0]}": executable file not found in $PATH` : err.message;
-    markExited(
-      c,
-      128,
-      'StartError',
-      `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: ${msg}: unknown`,
-    );
     await log.close();
-    throw new CriError(GRPC_UNKNOWN, c.message);
+    return startFailed(c, (err as NodeJS.ErrnoException).code === 'ENOENT' ? NOT_FOUND(c.argv[0]!) : err.message);
   }
   c.proc = proc;
   c.state = 'CONTAINER_RUNNING';
@@ -103,6 +104,19 @@ export async function startProcess(c: Ctr): Promise<void> {
       void log.close().then(resolve);
     });
   });
+  // Started once its namespaces are made and PID 1 runs in them (exec enters them from then on).
+  if (iso) iso.initPid = await waitForInit(proc.pid!, () => c.proc !== proc);
+}
+
+/** A container whose command could not start: exited 128 with containerd's StartError wording. */
+function startFailed(c: Ctr, msg: string): never {
+  markExited(
+    c,
+    128,
+    'StartError',
+    `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: ${msg}: unknown`,
+  );
+  throw new CriError(GRPC_UNKNOWN, c.message);
 }
 
 /** Stops a running container's process group and waits for it to exit (and its log to close). */

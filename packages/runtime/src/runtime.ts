@@ -23,7 +23,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
   CriError,
   GRPC_NOT_FOUND,
@@ -50,6 +50,7 @@ import {
 } from '@kubeling/cri';
 import { attachSession, execSession, execSync } from './exec.js';
 import { catalogImage, ImageStore, parseImageRef } from './images.js';
+import { isolateContainer, probeIsolation, sharedHostMounts, type IsolationTools } from './isolation.js';
 import { IpPool } from './ippool.js';
 import { markExited, startProcess, stopProcess, type Ctr } from './process.js';
 import { StatsCollector, type SandboxInfo } from './stats.js';
@@ -61,6 +62,12 @@ export interface RuntimeOptions {
   root: string;
   /** Pod IPs come from here, e.g. 127.2.0.0/16 (must be inside 127.0.0.0/8). */
   podCIDR: string;
+  /**
+   * Containers in namespaces of their own (`isolation.ts`): the default when
+   * the runtime is root and the host allows it; false runs them as plain host
+   * processes in their directory (the rootless mode).
+   */
+  isolation?: boolean;
 }
 
 interface Sandbox {
@@ -94,10 +101,22 @@ export class KubelingRuntime implements CriRuntime {
   private readonly stats: StatsCollector;
   private readonly streaming = new StreamingServer((r) => (r.kind === 'exec' ? this.startExec(r.req) : this.startAttach(r.req)));
 
+  private readonly isolation: IsolationTools | undefined;
+  /** The host's mounts an isolated container sees (read-only). */
+  private readonly sharedMounts: string[];
+
   constructor(private readonly o: RuntimeOptions) {
     this.ips = new IpPool(o.podCIDR);
     this.stats = new StatsCollector(o.backend);
     mkdirSync(o.root, { recursive: true });
+    this.isolation = o.backend === 'process' && o.isolation !== false ? probeIsolation(o.root) : undefined;
+    // The cluster's own state (this runtime's and the kubelet's directories) stays out of containers' view.
+    this.sharedMounts = this.isolation ? sharedHostMounts(dirname(dirname(resolve(o.root)))) : [];
+  }
+
+  /** Whether containers run in namespaces of their own. */
+  get isolated(): boolean {
+    return !!this.isolation;
   }
 
   async version() {
@@ -209,14 +228,17 @@ export class KubelingRuntime implements CriRuntime {
     const rootDir = join(this.o.root, sandboxId.slice(0, 12), `${config.metadata.name}-${config.metadata.attempt}`);
     mkdirSync(rootDir, { recursive: true });
     // The sandbox's resolver configuration and hostname, where a container's root has them (etc/resolv.conf, etc/hostname).
-    if (this.o.backend !== 'hollow') writeSandboxFiles(rootDir, sb.config);
-    for (const m of config.mounts ?? []) {
-      const link = join(rootDir, m.container_path);
-      mkdirSync(dirname(link), { recursive: true });
-      try {
-        symlinkSync(m.host_path, link);
-      } catch {
-        // already linked (same attempt recreated)
+    const files = this.o.backend !== 'hollow' ? writeSandboxFiles(rootDir, sb.config) : {};
+    const iso = this.isolation;
+    if (!iso) {
+      for (const m of config.mounts ?? []) {
+        const link = join(rootDir, m.container_path);
+        mkdirSync(dirname(link), { recursive: true });
+        try {
+          symlinkSync(m.host_path, link);
+        } catch {
+          // already linked (same attempt recreated)
+        }
       }
     }
     let command = config.command?.length ? config.command : cat.entrypoint;
@@ -227,12 +249,17 @@ export class KubelingRuntime implements CriRuntime {
     const env: Record<string, string> = { ...cat.env };
     for (const kv of config.envs ?? []) env[kv.key] = envValue(kv.value);
     env.POD_IP = sb.ip;
-    env.HOSTNAME = sandboxConfig?.hostname || sb.config.hostname || sb.config.metadata.name;
-    env.KUBELING_ROOT = rootDir;
+    const hostname = sandboxConfig?.hostname || sb.config.hostname || sb.config.metadata.name;
+    env.HOSTNAME = hostname;
+    // Without namespaces, paths are relative to the container's directory, which the command is told.
+    if (!iso) env.KUBELING_ROOT = rootDir;
     // The image path the command named, for a program that prints how it was started.
     if (argv0) env.KUBELING_ARGV0 = argv0;
     const port = (sb.config.port_mappings ?? [])[0]?.container_port;
     if ((cat.repository.endsWith('/nginx') || cat.repository.endsWith('/httpd')) && port && !env.NGINX_PORT) env.NGINX_PORT = String(port);
+    let argv = [...command, ...args];
+    let isolation: Ctr['isolation'];
+    if (iso) ({ argv, isolation } = isolateContainer(iso, this.sharedMounts, { dir: rootDir, hostname, config, files, argv }));
     const logDir = sb.config.log_directory ?? '';
     const logPath = config.log_path ? (logDir ? join(logDir, config.log_path) : config.log_path) : '';
     this.containers.set(id, {
@@ -249,10 +276,11 @@ export class KubelingRuntime implements CriRuntime {
       message: '',
       logPath,
       rootDir,
-      argv: [...command, ...args],
+      argv,
       env,
-      cwd: config.working_dir || rootDir,
+      cwd: iso ? rootDir : config.working_dir || rootDir,
       attachers: new Set(),
+      isolation,
     });
     return id;
   }
@@ -441,14 +469,20 @@ export class KubelingRuntime implements CriRuntime {
   }
 }
 
-/** etc/resolv.conf from the sandbox's DNS configuration (when it has one) and etc/hostname, under a container's root. */
-function writeSandboxFiles(rootDir: string, config: PodSandboxConfig): void {
+/**
+ * etc/resolv.conf from the sandbox's DNS configuration (when it has one) and
+ * etc/hostname, under a container's root. Returns them by the path a
+ * container sees them at.
+ */
+function writeSandboxFiles(rootDir: string, config: PodSandboxConfig): Record<string, string> {
   mkdirSync(join(rootDir, 'etc'), { recursive: true });
+  const files: Record<string, string> = {};
   const dns = config.dns_config;
   if (dns && (dns.servers?.length || dns.searches?.length || dns.options?.length)) {
     const lines = [...(dns.searches?.length ? [`search ${dns.searches.join(' ')}`] : []), ...(dns.servers ?? []).map((s) => `nameserver ${s}`)];
     if (dns.options?.length) lines.push(`options ${dns.options.join(' ')}`);
-    writeFileSync(join(rootDir, 'etc', 'resolv.conf'), `${lines.join('\n')}\n`);
+    writeFileSync((files['/etc/resolv.conf'] = join(rootDir, 'etc', 'resolv.conf')), `${lines.join('\n')}\n`);
   }
-  writeFileSync(join(rootDir, 'etc', 'hostname'), `${config.hostname || config.metadata.name}\n`);
+  writeFileSync((files['/etc/hostname'] = join(rootDir, 'etc', 'hostname')), `${config.hostname || config.metadata.name}\n`);
+  return files;
 }

@@ -117,13 +117,18 @@ export interface GroupUsage {
   processes: number;
 }
 
-/** One scan of /proc: the usage of each of the wanted process groups (groups without a live process are absent). */
-export function scanGroups(fs: ProcFs, pgids: ReadonlySet<number>, clkTck = 100): Map<number, GroupUsage> {
+/**
+ * One scan of /proc: the usage of each of the wanted process groups (groups
+ * without a live process are absent). Processes in `exclude` are not counted
+ * (an isolated container's `unshare` and init, which are the runtime's, not
+ * the container's: the first has the setup's commands in its children's time).
+ */
+export function scanGroups(fs: ProcFs, pgids: ReadonlySet<number>, clkTck = 100, exclude: ReadonlySet<number> = new Set()): Map<number, GroupUsage> {
   const out = new Map<number, GroupUsage>();
   if (!pgids.size) return out;
   for (const name of fs.list()) {
     const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
+    if (c < 48 || c > 57 || (exclude.size && exclude.has(Number(name)))) continue;
     const text = fs.read(`/proc/${name}/stat`);
     const st = text && parseProcStat(text, pgids);
     if (!st) continue;
@@ -247,9 +252,17 @@ export class StatsCollector {
       return out;
     }
     const groups = new Set<number>(pauses);
-    for (const c of running) if (c.proc?.pid) groups.add(c.proc.pid);
+    const wrappers = new Set<number>();
+    for (const c of running) {
+      if (!c.proc?.pid) continue;
+      groups.add(c.proc.pid);
+      if (c.isolation) {
+        wrappers.add(c.proc.pid);
+        if (c.isolation.initPid !== undefined) wrappers.add(c.isolation.initPid);
+      }
+    }
     const { clkTck, pageSize } = hostConstants();
-    const scanned = scanGroups(this.fs, groups, clkTck);
+    const scanned = scanGroups(this.fs, groups, clkTck, wrappers);
     const usage = (g: GroupUsage | undefined): Usage =>
       g
         ? {
