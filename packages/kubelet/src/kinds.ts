@@ -37,6 +37,7 @@ export interface KeyToPath {
 export interface DownwardAPIVolumeFile {
   path: string;
   fieldRef?: { fieldPath: string; apiVersion?: string };
+  resourceFieldRef?: ResourceFieldSelector;
   mode?: number;
 }
 

@@ -26,6 +26,7 @@ import { terminationMessageMount } from './termination-message.js';
 import { ephemeralContainers, ephemeralHistory } from './ephemeral.js';
 import { podVolumes, type ConfigMap, type Container, type Pod, type Secret } from './kinds.js';
 import { runHook } from './lifecycle.js';
+import { runtimeSecurityContext, verifyRunAsNonRoot } from './security.js';
 import {
   containersOf,
   LABEL_CONTAINER_NAME,
@@ -108,7 +109,7 @@ export class PodSyncer {
     const sources = this.envSources();
     if (state.volumesReady.get(uid) !== sandbox.id || Date.now() >= (state.volumesDue.get(uid) ?? Infinity)) {
       try {
-        await prepareVolumes(pod, podDir, sources, o.nodeIP, podIP, claims.paths);
+        await prepareVolumes(pod, podDir, sources, o.nodeIP, podIP, claims.paths, o.allocatable());
         // The pod's /etc/hosts, mounted into each container (kubelet ensureHostsFile).
         mkdirSync(podDir, { recursive: true });
         writeFileSync(
@@ -334,6 +335,7 @@ export class PodSyncer {
     let env: Record<string, string>;
     let mounts: Mount[];
     try {
+      verifyRunAsNonRoot(pod, c);
       env = await containerEnv(pod, c, this.envSources(), o.nodeIP, podIP, o.allocatable());
       mounts = containerMounts(c, volumes);
       // The managed /etc/hosts, unless the container mounts its own there (kubelet makeMounts).
@@ -374,6 +376,7 @@ export class PodSyncer {
           },
           annotations: { 'io.kubernetes.container.restartCount': String(attempt) },
           log_path: `${c.name}/${attempt}.log`,
+          linux: { security_context: runtimeSecurityContext(pod, c) },
         },
         sbConfig,
       );

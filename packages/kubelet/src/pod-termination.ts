@@ -14,6 +14,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isNotFound } from '@kubeling/apimachinery';
 import type { Pod } from './kinds.js';
+import { unmountPodDir } from './volumes.js';
 import { runHook } from './lifecycle.js';
 import { containersOf, sandboxesOf, type PodDeps } from './pod-state.js';
 import type { StatusManager } from './status-manager.js';
@@ -108,6 +109,7 @@ export class PodTerminator {
     this.d.state.forget(uid);
     this.status.forget(uid);
     await this.d.o.volumes.tearDownPod(uid);
+    unmountPodDir(join(this.d.o.rootDir, 'pods', uid));
     rmSync(join(this.d.o.rootDir, 'pods', uid), { recursive: true, force: true });
   }
 

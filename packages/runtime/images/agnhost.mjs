@@ -466,7 +466,9 @@ function mounttest(args) {
   // Upstream's order: fs type, new files, mode, perms, owner, content, content in a loop.
   if (f.fs_type) {
     try {
-      log(`mount type of "${f.fs_type}": ${statfsSync(f.fs_type).type}`);
+      // Upstream names tmpfs (its magic number) and prints any other type's number.
+      const type = statfsSync(f.fs_type).type;
+      log(`mount type of "${f.fs_type}": ${type === 0x01021994 ? 'tmpfs' : type}`);
     } catch (e) {
       failed = true;
       log(`error from statfs("${f.fs_type}"): ${e.message}`);
