@@ -22,6 +22,7 @@ export * from './spdy.js';
 export * from './spdy-connection.js';
 export * from './spdy-portforward.js';
 export * from './spdy-tunnel.js';
+export * from './spdy-remotecommand.js';
 
 export const STREAM_PROTOCOL_V5 = 'v5.channel.k8s.io';
 export const STREAM_PROTOCOL_V4 = 'v4.channel.k8s.io';

@@ -12,7 +12,15 @@ import type { Duplex } from 'node:stream';
 import { createServer as createTlsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { RestClient } from '@kubeling/client';
-import { bridgeWebSocket, isWebSocketUpgrade, StreamRefusal, upgradeResponse, type SpdyConnection } from '@kubeling/client/remotecommand';
+import {
+  bridgeWebSocket,
+  isSpdyUpgrade,
+  isWebSocketUpgrade,
+  serveSpdyRemoteCommand,
+  SpdyConnection,
+  StreamRefusal,
+  upgradeResponse,
+} from '@kubeling/client/remotecommand';
 import { open, stat } from 'node:fs/promises';
 import type { KubeObject } from '@kubeling/api';
 import { parseCriLine, type ContainerStatus, type CriRuntime } from '@kubeling/cri';
@@ -87,7 +95,7 @@ export function criToLines(text: string, timestamps: boolean, sinceMs?: number):
 
 export class KubeletServer {
   private server: Server | undefined;
-  /** Port-forward sessions, which outlive the server's own connection tracking once upgraded. */
+  /** Port-forward and SPDY exec sessions, which outlive the server's own connection tracking once upgraded. */
   private readonly sessions = new Set<SpdyConnection>();
 
   constructor(private readonly o: KubeletServerOptions) {}
@@ -213,7 +221,10 @@ export class KubeletServer {
     }
     const m = /^\/(exec|attach)\/([^/]+)\/([^/]+)\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return status(res, 404, 'NotFound', 'the server could not find the requested resource');
-    if (!isWebSocketUpgrade(req.headers)) return status(res, 400, 'BadRequest', 'only WebSocket upgrades are served (v5.channel.k8s.io, v4.channel.k8s.io)');
+    // WebSocket (v5 and v4 channel protocols) as kubectl speaks; SPDY/3.1 as client-go's SPDY executor does.
+    const spdy = isSpdyUpgrade(req.headers);
+    if (!isWebSocketUpgrade(req.headers) && !spdy)
+      return status(res, 400, 'BadRequest', 'only WebSocket (v5.channel.k8s.io, v4.channel.k8s.io) and SPDY/3.1 upgrades are served');
     const kind = m[1] as 'exec' | 'attach';
     const [ns, podName, container] = [m[2]!, m[3]!, m[4]!].map(decodeURIComponent) as [string, string, string];
     const q = url.searchParams;
@@ -233,6 +244,14 @@ export class KubeletServer {
       exec = kind === 'exec' ? await this.o.runtime.exec({ ...streams, cmd: q.getAll('command') }) : await this.o.runtime.attach(streams);
     } catch (e) {
       return status(res, 500, 'InternalError', `error ${kind === 'exec' ? 'executing command in' : 'attaching to'} container: ${(e as Error).message}`);
+    }
+    if (spdy) {
+      const conn = await serveSpdyRemoteCommand(req, socket, head, exec.url, streams);
+      if (!(conn instanceof SpdyConnection)) return status(res, conn.code, conn.code === 403 ? 'Forbidden' : 'InternalError', conn.message, conn.headers);
+      this.sessions.add(conn);
+      conn.on('close', () => this.sessions.delete(conn));
+      res.detachSocket(socket as never);
+      return;
     }
     try {
       await bridgeWebSocket(req, socket, head, exec.url);

@@ -11,7 +11,7 @@ import { get as httpsGet } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { KubeObject } from '@kubeling/api';
 import { badRequest, failure, parseBool, serviceUnavailable, type StatusError } from '@kubeling/apimachinery';
-import { dialUpgrade, isWebSocketUpgrade, readText, spliceUpgrade, STREAM_PROTOCOLS } from '@kubeling/client/remotecommand';
+import { dialUpgrade, isSpdyUpgrade, isWebSocketUpgrade, readText, spliceUpgrade, STREAM_PROTOCOLS } from '@kubeling/client/remotecommand';
 import type { Store } from '../registry/store.js';
 import { admitConnect } from '../admission/connect.js';
 import { forbiddenMessage, type Attributes } from '../auth/types.js';
@@ -168,10 +168,12 @@ export async function podStream(c: HandlerContext, store: Store, ns: string | un
     throw badRequest(`cannot ${kind === 'exec' ? 'exec into' : 'attach to'} a container in a completed pod; current phase is ${phase}`);
   // Only then the upgrade itself, as upstream (a client falling back to SPDY sees the same refusals).
   const up = upgrades.get(c.req.raw);
-  if (!up || !isWebSocketUpgrade(c.req.headers)) {
+  // WebSocket as kubectl speaks it, or SPDY/3.1 as client-go's SPDY executor does: either goes on to the kubelet as it came.
+  const spdy = isSpdyUpgrade(c.req.headers);
+  if (!up || (!isWebSocketUpgrade(c.req.headers) && !spdy)) {
     if (up && c.req.headers.upgrade)
       throw badRequest(
-        `unable to upgrade: only WebSocket upgrades are served for ${kind} (${STREAM_PROTOCOLS.join(', ')}), not ${String(c.req.headers.upgrade)}`,
+        `unable to upgrade: only WebSocket (${STREAM_PROTOCOLS.join(', ')}) and SPDY/3.1 upgrades are served for ${kind}, not ${String(c.req.headers.upgrade)}`,
       );
     throw badRequest('Upgrade request required');
   }
@@ -188,7 +190,11 @@ export async function podStream(c: HandlerContext, store: Store, ns: string | un
     `/${kind}/${encodeURIComponent(ns ?? '')}/${encodeURIComponent(c.info.name)}/${encodeURIComponent(container)}?${params}`,
   );
   const kc = c.opts.kubeletClient;
-  const res = await dialUpgrade(c.req.headers, { url, ...(kc ? { cert: kc.cert, key: kc.key, ...(kc.ca ? { ca: kc.ca } : {}) } : {}) }).catch((e: Error) => {
+  const res = await dialUpgrade(c.req.headers, {
+    url,
+    ...(spdy ? { method: 'POST' } : {}),
+    ...(kc ? { cert: kc.cert, key: kc.key, ...(kc.ca ? { ca: kc.ca } : {}) } : {}),
+  }).catch((e: Error) => {
     throw serviceUnavailable(`the kubelet of node "${(pod.spec as PodSpec).nodeName}" could not be reached: ${e.message}`);
   });
   if (!res.upgraded) throw await kubeletError(res.res);
