@@ -55,7 +55,8 @@ export function resourceFieldValue(container: Container, ref: ResourceFieldSelec
     if (v !== undefined) raw = name === 'cpu' ? `${v}m` : v;
   }
   if (raw === undefined) raw = 0;
-  const divisor = ref.divisor ?? (name === 'cpu' ? '1' : '1');
+  // An unset or zero divisor is 1 (ExtractContainerResourceValue); a stored pod carries it as "0".
+  const divisor = ref.divisor === undefined || milliValue(ref.divisor) === 0 ? '1' : ref.divisor;
   if (name === 'cpu') return String(Math.ceil(milliValue(raw) / milliValue(divisor)));
   return String(Math.ceil(intValue(raw) / intValue(divisor)));
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
@@ -62,4 +62,51 @@ test('refresh timing: tokens at 80 % of their lifetime, configMaps and secrets e
   assert.equal(volumeRefreshMs(pod([{ name: 'sa', projected: { sources: [{ serviceAccountToken: { path: 't', expirationSeconds: 600 } }] } }])), 480_000);
   assert.equal(volumeRefreshMs(pod([{ name: 'sa', projected: { sources: [{ serviceAccountToken: { path: 't' } }, { configMap: { name: 'x' } }] } }])), 60_000);
   assert.equal(volumeRefreshMs(pod([{ name: 's', secret: { secretName: 'x' } }])), 60_000);
+});
+
+test('file modes exactly as asked (item over default, whatever the umask); resourceFieldRef files, a zero divisor read as 1; fsGroup ownership', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kubelet-vol-'));
+  const umask = process.umask(0o077);
+  try {
+    const src: EnvSources = { configMap: async () => ({ data: { a: '1', b: '2' } }), secret: async () => undefined };
+    const p = pod([
+      {
+        name: 'cfg',
+        configMap: {
+          name: 'c',
+          defaultMode: 0o666,
+          items: [
+            { key: 'a', path: 'a' },
+            { key: 'b', path: 'b', mode: 0o400 },
+          ],
+        },
+      },
+      {
+        name: 'info',
+        downwardAPI: {
+          items: [
+            { path: 'cpu_limit', resourceFieldRef: { containerName: 'c', resource: 'limits.cpu', divisor: '0' } },
+            { path: 'memory_request', resourceFieldRef: { containerName: 'c', resource: 'requests.memory', divisor: '1Mi' } },
+            { path: 'memory_limit', resourceFieldRef: { containerName: 'c', resource: 'limits.memory' } },
+          ],
+        },
+      },
+      { name: 'scratch', emptyDir: {} },
+    ]);
+    (p.spec as { containers: object[] }).containers = [{ name: 'c', resources: { limits: { cpu: '1250m' }, requests: { memory: '32Mi' } } }];
+    await prepareVolumes(p, dir, src, '127.0.0.1', '127.2.0.2', new Map(), { memory: 4096 });
+    const mode = (rel: string) => statSync(join(dir, 'volumes', rel)).mode & 0o7777;
+    assert.deepEqual([mode('cfg/a'), mode('cfg/b'), mode('info/cpu_limit'), mode('scratch')], [0o666, 0o400, 0o644, 0o777]);
+    const read = (rel: string) => readFileSync(join(dir, 'volumes', rel), 'utf8');
+    assert.deepEqual([read('info/cpu_limit'), read('info/memory_request'), read('info/memory_limit')], ['2', '32', '4096']);
+    if (process.getuid?.() === 0) {
+      (p.spec as { securityContext?: object }).securityContext = { fsGroup: 4321 };
+      await prepareVolumes(p, dir, src, '127.0.0.1', '127.2.0.2', new Map(), { memory: 4096 });
+      assert.equal(statSync(join(dir, 'volumes', 'cfg', 'b')).gid, 4321);
+      assert.deepEqual([mode('cfg/b'), mode('scratch')], [0o440, 0o2777], 'read-only volumes get g+r, others g+rw; directories setgid');
+    }
+  } finally {
+    process.umask(umask);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
