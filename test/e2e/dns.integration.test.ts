@@ -186,3 +186,45 @@ test('every record type, asked from inside a pod; the pod resolv.conf and /etc/h
   assert.match(hosts, /\n127\.5\.40\.\d+\tasker\.db\.default\.svc\.cluster\.local\tasker\n/);
   assert.match(hosts, /# Entries added by HostAliases\.\n127\.0\.0\.7\talias\.local\n/);
 });
+
+test("dig in the conformance suite's jessie-dnsutils image, as its DNS probes ask: A, SRV and PTR, over UDP and TCP", { timeout: 120_000 }, async () => {
+  const [host, port] = server.split(':') as [string, string];
+  const dig = (args: string) => `echo "== ${args}"; dig @${host} -p ${port} ${args}`;
+  const script = [
+    dig('+notcp +noall +answer web.default.svc.cluster.local A'),
+    dig('+tcp +noall +answer web.default.svc.cluster.local A'),
+    dig('+notcp +noall +answer _sql._tcp.db.default.svc.cluster.local SRV'),
+    dig('+notcp +noall +answer 7.40.1.127.in-addr.arpa. PTR'),
+    dig('+short missing.default.svc.cluster.local A'),
+    'echo "== done"',
+  ].join('; ');
+  await post('/api/v1/namespaces/default/pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'digger' },
+    spec: {
+      nodeName: NODE,
+      restartPolicy: 'Never',
+      containers: [{ name: 'c', image: 'gcr.io/kubernetes-e2e-test-images/jessie-dnsutils:1.0', command: ['sh', '-c', script] }],
+    },
+  });
+  let log = '';
+  await waitFor(
+    async () => {
+      log = (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/digger/log')).text;
+      return log.includes('== done');
+    },
+    60_000,
+    'the pod to dig',
+  );
+  const lines = log.split('\n');
+  const after = (head: string) => lines[lines.indexOf(`== ${head}`) + 1];
+  assert.equal(after('+notcp +noall +answer web.default.svc.cluster.local A'), 'web.default.svc.cluster.local.\t\t30\tIN\tA\t127.1.40.7');
+  assert.equal(after('+tcp +noall +answer web.default.svc.cluster.local A'), 'web.default.svc.cluster.local.\t\t30\tIN\tA\t127.1.40.7');
+  assert.match(
+    after('+notcp +noall +answer _sql._tcp.db.default.svc.cluster.local SRV') ?? '',
+    /\tIN\tSRV\t0 50 15432 db-[01]\.db\.default\.svc\.cluster\.local\.$/,
+  );
+  assert.equal(after('+notcp +noall +answer 7.40.1.127.in-addr.arpa. PTR'), '7.40.1.127.in-addr.arpa.\t\t30\tIN\tPTR\tweb.default.svc.cluster.local.');
+  assert.equal(after('+short missing.default.svc.cluster.local A'), '== done', 'no answer for a missing name');
+});

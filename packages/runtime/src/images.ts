@@ -32,6 +32,9 @@ const NGINX = `${IMAGES_DIR}/nginx.mjs`;
 const AGNHOST = `${IMAGES_DIR}/agnhost.mjs`;
 const HTTPD = `${IMAGES_DIR}/httpd.mjs`;
 
+/** The PATH of images whose tools are the host's, with the programs kubeling adds (dig) first. */
+const TOOLS_PATH = `${IMAGES_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
+
 const CATALOG: CatalogImage[] = [
   { repository: 'registry.k8s.io/pause', aliases: ['k8s.gcr.io/pause'], entrypoint: ['sleep'], cmd: ['infinity'], env: {}, size: 311_000 },
   {
@@ -40,9 +43,19 @@ const CATALOG: CatalogImage[] = [
     aliases: ['k8s.gcr.io/e2e-test-images/agnhost', 'gcr.io/kubernetes-e2e-test-images/agnhost', 'us.gcr.io/k8s-artifacts-prod/e2e-test-images/agnhost'],
     entrypoint: [process.execPath, AGNHOST],
     cmd: ['pause'],
-    env: {},
+    // Alpine with bind-tools upstream: dig beside the host's tools.
+    env: { PATH: TOOLS_PATH },
     size: 52_000_000,
     binaries: { '/agnhost': [process.execPath, AGNHOST], '/agnhost-2': [process.execPath, AGNHOST] },
+  },
+  {
+    // The DNS tests' querier: Debian's dnsutils (dig) beside the host's tools.
+    repository: 'registry.k8s.io/e2e-test-images/jessie-dnsutils',
+    aliases: ['k8s.gcr.io/e2e-test-images/jessie-dnsutils', 'gcr.io/kubernetes-e2e-test-images/jessie-dnsutils'],
+    entrypoint: [],
+    cmd: ['sh'],
+    env: { PATH: TOOLS_PATH },
+    size: 93_000_000,
   },
   { repository: 'docker.io/library/httpd', entrypoint: [process.execPath, HTTPD], cmd: [], env: { HTTPD_VERSION: '2.4.38' }, size: 32_000_000 },
   {

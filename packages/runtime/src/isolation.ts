@@ -381,11 +381,13 @@ function containerUser(config: ContainerConfig): ContainerUser | undefined {
 export function isolateContainer(
   tools: IsolationTools,
   shared: string[],
-  c: { dir: string; hostname: string; config: ContainerConfig; files: Record<string, string>; argv: string[] },
+  c: { dir: string; hostname: string; config: ContainerConfig; files: Record<string, string>; argv: string[]; env: Record<string, string> },
 ): { argv: string[]; isolation: { tools: IsolationTools; root: ContainerRoot; command: string[] } } {
   const programs = (a: string) =>
     a === process.execPath ? `${IMAGE_PROGRAMS}/node` : a.startsWith(`${IMAGES_DIR}/`) ? `${IMAGE_PROGRAMS}/images/${a.slice(IMAGES_DIR.length + 1)}` : a;
   const command = c.argv.map(programs);
+  // The image's PATH names its programs where the container sees them.
+  if (c.env.PATH) c.env.PATH = c.env.PATH.split(':').map(programs).join(':');
   const root: ContainerRoot = {
     dir: c.dir,
     hostname: c.hostname,
