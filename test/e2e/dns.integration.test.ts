@@ -13,36 +13,22 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import * as packet from 'dns-packet';
-import pino from 'pino';
-import { InformerFactory, RestClient } from '@kubeling/client';
-import { DnsServer, informerSource, startStubResolver, Zone, type StubResolver } from '@kubeling/dns';
+import { RestClient } from '@kubeling/client';
+import { startZoneServer, type ZoneServer } from '@kubeling/dns';
 import { request, startTestEnv, startTestNode, waitFor, type TestEnv, type TestNode } from '@kubeling/testenv';
 
 const NODE = 'dns-node';
 let env: TestEnv;
 let node: TestNode;
 let client: RestClient;
-let informers: InformerFactory;
-let dns: DnsServer;
-let upstream: StubResolver;
+let dns: ZoneServer;
 let server: string;
 
 before(async () => {
   env = await startTestEnv();
   client = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false });
-  informers = new InformerFactory(client);
-  const { source, synced } = informerSource(informers);
-  informers.start();
-  await synced();
-  upstream = await startStubResolver({ 'outside.test': '127.0.0.99' });
-  dns = new DnsServer({
-    zone: new Zone(source, { domain: 'cluster.local', ttl: 30 }),
-    host: '127.0.0.1',
-    port: 0,
-    upstreams: [upstream.address],
-    log: pino({ level: 'silent' }),
-  });
-  server = `127.0.0.1:${(await dns.start()).port}`;
+  dns = await startZoneServer(client, { 'outside.test': '127.0.0.99' });
+  server = dns.address;
   node = await startTestNode({
     server: env.url,
     name: NODE,
@@ -54,8 +40,6 @@ before(async () => {
 after(async () => {
   await node?.stop();
   await dns?.close();
-  upstream?.close();
-  informers?.stop();
   client?.close();
   await env?.stop();
 });

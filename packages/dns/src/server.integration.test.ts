@@ -10,47 +10,27 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { Resolver } from 'node:dns/promises';
 import * as packet from 'dns-packet';
-import pino from 'pino';
-import { InformerFactory, RestClient } from '@kubeling/client';
+import { RestClient } from '@kubeling/client';
 import { startTestEnv, waitFor, type TestEnv } from '@kubeling/testenv';
-import { DnsServer } from './server.js';
-import { informerSource } from './source.js';
-import { startStubResolver, type StubResolver } from './stub-resolver.js';
-import { Zone } from './zone.js';
+import { startZoneServer, type ZoneServer } from './zone-server.js';
 
 let env: TestEnv;
 let client: RestClient;
-let informers: InformerFactory;
-let server: DnsServer;
-let upstream: StubResolver;
+let dns: ZoneServer;
 let addr: string;
 const resolver = new Resolver({ timeout: 2000, tries: 1 });
 
 before(async () => {
   env = await startTestEnv();
   client = new RestClient({ server: env.url, namespace: 'default', insecureSkipTLSVerify: false });
-  informers = new InformerFactory(client);
-  const { source, synced } = informerSource(informers);
-  informers.start();
-  await synced();
   // An upstream resolver on loopback that knows one name.
-  upstream = await startStubResolver({ 'outside.test': '127.0.0.99' });
-  server = new DnsServer({
-    zone: new Zone(source, { domain: 'cluster.local', ttl: 30 }),
-    host: '127.0.0.1',
-    port: 0,
-    upstreams: [upstream.address],
-    log: pino({ level: 'silent' }),
-  });
-  const a = await server.start();
-  addr = `127.0.0.1:${a.port}`;
+  dns = await startZoneServer(client, { 'outside.test': '127.0.0.99' });
+  addr = dns.address;
   resolver.setServers([addr]);
 });
 
 after(async () => {
-  await server?.close();
-  upstream?.close();
-  informers?.stop();
+  await dns?.close();
   client?.close();
   await env?.stop();
 });
@@ -145,7 +125,7 @@ test('TCP answers several length-prefixed queries on one connection', async () =
 test('other names go to the upstream; its NXDOMAIN comes back as it is', async () => {
   assert.deepEqual(await resolver.resolve4('outside.test'), ['127.0.0.99']);
   assert.equal(await code(resolver.resolve4('unknown.test')), 'ENOTFOUND');
-  assert.ok(server.counts.forwarded >= 2);
+  assert.ok(dns.server.counts.forwarded >= 2);
 });
 
 test('malformed packets: a readable header gets FORMERR, a scrap is dropped, and the server goes on', async () => {
