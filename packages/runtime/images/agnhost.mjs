@@ -4,7 +4,8 @@
 // pod's IP (POD_IP), so pods of one node can use the same ports.
 //
 //   agnhost pause | netexec | serve-hostname | liveness | test-webserver |
-//           entrypoint-tester | mounttest | porter
+//           entrypoint-tester | mounttest | porter | webhook |
+//           crd-conversion-webhook   (the last two in agnhost-webhook.mjs)
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { join, normalize } from 'node:path';
+import { crdConversionWebhook, webhook } from './agnhost-webhook.mjs';
 
 const HOST = process.env.POD_IP || '0.0.0.0';
 const hostname = () => process.env.HOSTNAME || osHostname();
@@ -156,7 +158,9 @@ function netexec(args) {
     const url = override ?? new URL(req.url ?? '/', 'http://x');
     // Unregistered paths are the root's, as Go's ServeMux routes them.
     const h = handlers[url.pathname] ?? handlers['/'];
-    if (url.pathname !== '/shell') glog(`${req.method} ${url.pathname}`);
+    // /echo says what it echoes (the lifecycle hook tests look for it); /shell says its command itself.
+    if (url.pathname === '/echo') glog(`GET /echo?msg=${url.searchParams.get('msg') ?? ''}&code=${url.searchParams.get('code') ?? ''}`);
+    else if (url.pathname !== '/shell') glog(`${req.method} ${url.pathname}`);
     h(req, res, url.searchParams);
   };
   // HTTPS when given a certificate and key, as netexec's --tls-* flags ask.
@@ -557,6 +561,8 @@ const commands = {
   'entrypoint-tester': entrypointTester,
   mounttest,
   porter,
+  webhook: (args) => webhook(args, { flags, HOST }),
+  'crd-conversion-webhook': (args) => crdConversionWebhook(args, { flags, HOST }),
 };
 if (!commands[cmd]) {
   // agnhost ignores the root command's error: the message, and exit status 0.
