@@ -39,7 +39,8 @@ export class CriLogWriter {
       }
     });
     stream.on('end', () => {
-      if (rest) this.line(name, 'F', rest);
+      // What is left without a newline at the end is a partial line, as containerd writes it (a reader adds no newline).
+      if (rest) this.line(name, 'P', rest);
       rest = '';
     });
   }

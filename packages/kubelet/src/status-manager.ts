@@ -36,10 +36,11 @@ export class StatusManager {
     const spec = pod.spec;
     const initViews = this.views(pod, spec.initContainers ?? [], containers, true);
     const appViews = this.views(pod, spec.containers ?? [], containers, false);
-    // App containers wait for init containers with PodInitializing.
-    const initPending = initViews.some((v) => !(v.instances[0]?.state === 'CONTAINER_EXITED' && v.instances[0].exit_code === 0));
-    if (initPending) for (const v of appViews) if (!v.instances.length) v.waiting ??= { reason: 'PodInitializing' };
+    // In a pod with init containers, a container not created yet (init or app) waits with PodInitializing (convertToAPIContainerStatuses).
+    if (initViews.length) for (const v of [...initViews, ...appViews]) if (!v.instances.length) v.waiting ??= { reason: 'PodInitializing' };
     const init = initViews.map((v) => containerStatus(v, this.runtimeName, imageName));
+    // An init container that completed is ready.
+    for (const s of init) if (s.state?.terminated?.exitCode === 0) s.ready = true;
     const app = appViews.map((v) => containerStatus(v, this.runtimeName, imageName));
     const ephemeral = this.ephemeralStatuses(pod, containers);
     const phase = decided?.phase ?? podPhase(spec, init, app);
