@@ -236,3 +236,29 @@ export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head
     if (upstreamClosed) closeBoth();
   });
 }
+
+/**
+ * Serves a byte stream over a WebSocket, as the apiserver's wsstream Reader
+ * does for a GET that asks to upgrade (pods/log): binary messages under
+ * `binary.k8s.io` (or no protocol), base64 text under
+ * `base64.binary.k8s.io`; the socket closes when the stream ends.
+ */
+export function serveWebSocketStream(req: IncomingMessage, socket: Duplex, head: Buffer, stream: NodeJS.ReadableStream & { destroy?(): void }): void {
+  const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const protocol = offered.find((p) => p === 'binary.k8s.io' || p === 'base64.binary.k8s.io');
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => protocol ?? false });
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    const base64 = protocol === 'base64.binary.k8s.io';
+    stream.on('data', (d: Buffer | string) => {
+      const b = Buffer.isBuffer(d) ? d : Buffer.from(d);
+      if (ws.readyState === ws.OPEN) ws.send(base64 ? b.toString('base64') : b, { binary: !base64 });
+    });
+    stream.on('end', () => ws.close(1000));
+    stream.on('error', () => ws.close(1011));
+    ws.on('close', () => stream.destroy?.());
+    ws.on('error', () => stream.destroy?.());
+  });
+}

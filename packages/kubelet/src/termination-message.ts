@@ -6,7 +6,7 @@
  * FallbackToLogsOnError`, a container that failed and wrote nothing gets the
  * tail of its log instead (80 lines, at most 2 KiB).
  */
-import { mkdirSync, openSync, readSync, closeSync, fstatSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, openSync, readSync, closeSync, fstatSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseCriLine, type ContainerStatus, type Mount } from '@kubeling/cri';
 import type { Container } from './kinds.js';
@@ -24,7 +24,9 @@ export function terminationMessageMount(rootDir: string, uid: string, c: Contain
   if (!path || mounts.some((m) => m.container_path === path)) return undefined;
   const file = terminationMessageFile(rootDir, uid, c.name, attempt);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, '', { mode: 0o666 });
+  writeFileSync(file, '');
+  // Any user the container runs as may write it (upstream chmods it so too, whatever the umask).
+  chmodSync(file, 0o666);
   return { container_path: path, host_path: file, readonly: false };
 }
 

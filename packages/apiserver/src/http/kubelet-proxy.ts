@@ -11,7 +11,15 @@ import { get as httpsGet } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { KubeObject } from '@kubeling/api';
 import { badRequest, failure, parseBool, serviceUnavailable, type StatusError } from '@kubeling/apimachinery';
-import { dialUpgrade, isSpdyUpgrade, isWebSocketUpgrade, readText, spliceUpgrade, STREAM_PROTOCOLS } from '@kubeling/client/remotecommand';
+import {
+  dialUpgrade,
+  isSpdyUpgrade,
+  isWebSocketUpgrade,
+  readText,
+  serveWebSocketStream,
+  spliceUpgrade,
+  STREAM_PROTOCOLS,
+} from '@kubeling/client/remotecommand';
 import type { Store } from '../registry/store.js';
 import { admitConnect } from '../admission/connect.js';
 import { forbiddenMessage, type Attributes } from '../auth/types.js';
@@ -139,6 +147,15 @@ export async function podLogs(c: HandlerContext, store: Store, ns: string | unde
   }
   res.setTimeout(0);
   if ((res.statusCode ?? 502) >= 300) throw await kubeletError(res);
+  // A GET that asks to upgrade gets the log over a WebSocket (wsstream), as the conformance suite reads it.
+  const up = upgrades.get(c.req.raw);
+  if (up && isWebSocketUpgrade(c.req.headers)) {
+    c.reply.hijack();
+    c.reply.raw.detachSocket(up.socket as never);
+    c.opts.upgraded?.(c.req);
+    serveWebSocketStream(c.req.raw, up.socket, up.head, res);
+    return;
+  }
   c.reply.code(200).type('text/plain');
   return c.reply.send(res);
 }
