@@ -38,7 +38,7 @@ import {
   type PodDeps,
 } from './pod-state.js';
 import type { PodTerminator } from './pod-termination.js';
-import { ConfigError, containerEnv, expand, type EnvSources } from './podutil.js';
+import { ConfigError, containerEnv, expand, type EnvSources, type ServiceLike } from './podutil.js';
 import type { StatusManager } from './status-manager.js';
 import type { ClaimPaths } from './volumemanager/volume-manager.js';
 import { containerMounts, prepareVolumes, volumeRefreshMs, type PodVolumePaths } from './volumes.js';
@@ -199,6 +199,12 @@ export class PodSyncer {
     return {
       configMap: (ns, name) => get<ConfigMap>(`/api/v1/namespaces/${ns}/configmaps/${name}`),
       secret: (ns, name) => get<Secret>(`/api/v1/namespaces/${ns}/secrets/${name}`),
+      services: async (ns) => {
+        const list = await client.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${ns}/services`).catch((e: Error) => {
+          throw new ConfigError(`failed to list services when setting up env vars: ${e.message}`);
+        });
+        return { namespace: list.items ?? [], master: await get<ServiceLike>('/api/v1/namespaces/default/services/kubernetes') };
+      },
       token: async (pod, sa, audience, expirationSeconds) => {
         try {
           const res = await client.post<{ status: { token: string } }>(`/api/v1/namespaces/${pod.metadata.namespace}/serviceaccounts/${sa}/token`, {

@@ -88,6 +88,47 @@ export interface EnvSources {
   secret(namespace: string, name: string): Promise<Secret | undefined>;
   /** A ServiceAccount token bound to the pod (TokenRequest). */
   token?(pod: Pod, serviceAccount: string, audience: string | undefined, expirationSeconds: number): Promise<string>;
+  /** The Services whose variables a pod of the namespace gets: the namespace's, and the master `kubernetes` Service. */
+  services?(namespace: string): Promise<{ namespace: ServiceLike[]; master: ServiceLike | undefined }>;
+}
+
+/** The part of a Service its environment variables come from. */
+export interface ServiceLike {
+  metadata: { name?: string };
+  spec?: { clusterIP?: string; ports?: { name?: string; port: number; protocol?: string }[] };
+}
+
+const envName = (s: string) => s.replace(/-/g, '_').toUpperCase();
+
+/**
+ * Upstream's envvars.FromServices: for each Service with a cluster IP,
+ * <NAME>_SERVICE_HOST and _SERVICE_PORT (the first port, and one per named
+ * port), and Docker's link variables (<NAME>_PORT, <NAME>_PORT_<port>_<PROTO>
+ * and its _PROTO, _PORT and _ADDR).
+ */
+export function serviceEnv(services: ServiceLike[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const svc of services) {
+    const ip = svc.spec?.clusterIP;
+    const ports = svc.spec?.ports ?? [];
+    if (!ip || ip === 'None' || !ports.length) continue;
+    const prefix = envName(svc.metadata.name ?? '');
+    env[`${prefix}_SERVICE_HOST`] = ip;
+    env[`${prefix}_SERVICE_PORT`] = String(ports[0]!.port);
+    for (const p of ports) if (p.name) env[`${prefix}_SERVICE_PORT_${envName(p.name)}`] = String(p.port);
+    const host = ip.includes(':') ? `[${ip}]` : ip;
+    ports.forEach((p, i) => {
+      const proto = p.protocol || 'TCP';
+      const url = `${proto.toLowerCase()}://${host}:${p.port}`;
+      if (i === 0) env[`${prefix}_PORT`] = url;
+      const pp = `${prefix}_PORT_${p.port}_${proto.toUpperCase()}`;
+      env[pp] = url;
+      env[`${pp}_PROTO`] = proto.toLowerCase();
+      env[`${pp}_PORT`] = String(p.port);
+      env[`${pp}_ADDR`] = ip;
+    });
+  }
+  return env;
 }
 
 /** makeEnvironmentVariables: envFrom first, then env in order, each able to refer to the ones before. */
@@ -100,7 +141,15 @@ export async function containerEnv(
   allocatable: Record<string, number>,
 ): Promise<Record<string, string>> {
   const ns = pod.metadata.namespace!;
+  // Service variables first: the container's own override them, and $(VAR) may refer to them (getServiceEnvVarMap).
   const env: Record<string, string> = {};
+  if (src.services) {
+    const { namespace, master } = await src.services(ns);
+    const byName = new Map<string, ServiceLike>();
+    if (master) byName.set(master.metadata.name ?? '', master);
+    if (pod.spec.enableServiceLinks !== false) for (const svc of namespace) byName.set(svc.metadata.name ?? '', svc);
+    Object.assign(env, serviceEnv([...byName.values()]));
+  }
   // The API leaves a reference's name optional; an unset one is looked up, and reported, as "undefined".
   for (const from of container.envFrom ?? []) {
     const prefix = from.prefix ?? '';
