@@ -7,6 +7,7 @@
  * per repository: its tags share it).
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CriError, GRPC_UNKNOWN, parseImageRef, type Image, type ImageRef, type ImageSpec } from '@kubeling/cri';
 
@@ -24,7 +25,12 @@ export interface CatalogImage {
   aliases?: string[];
   /** Programs at paths inside the image, for commands that name them (`/agnhost netexec`): what runs instead. */
   binaries?: Record<string, string[]>;
+  /** Host files that stand for the image's own at these paths in an isolated container's root. */
+  files?: Record<string, string>;
 }
+
+/** The host's busybox, when it has one: the busybox image's /bin/sh is busybox's ash, as in the real image. */
+const BUSYBOX = ['/usr/bin/busybox', '/bin/busybox'].find((p) => existsSync(p));
 
 /** The directory of the scripts that stand for images' programs. */
 export const IMAGES_DIR = fileURLToPath(new URL('../images/', import.meta.url)).replace(/\/$/, '');
@@ -63,6 +69,7 @@ const CATALOG: CatalogImage[] = [
     entrypoint: [],
     cmd: ['sh'],
     env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+    ...(BUSYBOX ? { files: { '/bin/sh': BUSYBOX } } : {}),
     size: 2_140_979,
   },
   { repository: 'docker.io/library/nginx', entrypoint: [process.execPath, NGINX], cmd: [], env: { NGINX_VERSION: '1.27.0' }, size: 67_000_000 },

@@ -184,3 +184,19 @@ test('exec joins the running container: its files, hostname and PID namespace; a
   assert.ok(Date.now() - t0 < 4000, 'the command is not PID 1: SIGTERM ends it at once');
   await runtime.removePodSandbox(sb);
 });
+
+test("busybox's /bin/sh is busybox's ash where the host has busybox, with its messages", async (t) => {
+  if (!runtime.isolated) return t.skip('containers are isolated only when the runtime is root');
+  if (!existsSync('/usr/bin/busybox') && !existsSync('/bin/busybox')) return t.skip('the host has no busybox');
+  await runtime.pullImage({ image: 'busybox' });
+  const cfg = sandbox('iso-ash');
+  const sb = await runtime.runPodSandbox(cfg);
+  const r = await run(sb, cfg, {
+    metadata: { name: 'ro', attempt: 0 },
+    command: ['/bin/sh', '-c', 'echo test > /file'],
+    linux: { security_context: { readonly_rootfs: true } },
+  });
+  assert.equal(r.exit, 1);
+  assert.equal(r.out, "/bin/sh: can't create /file: Read-only file system");
+  await runtime.removePodSandbox(sb);
+});

@@ -257,7 +257,7 @@ export function setupScript(t: IsolationTools, c: ContainerRoot, shared: string[
   L.push(`${t.ln} -s /proc/self/fd ${at('/dev/fd')}`);
   for (const [i, n] of ['stdin', 'stdout', 'stderr'].entries()) L.push(`${t.ln} -s /proc/self/fd/${i} ${at(`/dev/${n}`)}`);
   // Programs of the runtime's images (node and its scripts), at paths any user may reach.
-  for (const [target, src] of Object.entries(c.extra)) bind(src, target, statSync(src).isDirectory(), true);
+  for (const [target, src] of Object.entries(c.extra)) bind(src, resolveInRoot(target), statSync(src).isDirectory(), true);
   for (const [path, src] of Object.entries(c.files)) {
     if (c.mounts.some((m) => m.container_path === path)) continue;
     bind(src, resolveInRoot(path), false, false);
@@ -381,7 +381,16 @@ function containerUser(config: ContainerConfig): ContainerUser | undefined {
 export function isolateContainer(
   tools: IsolationTools,
   shared: string[],
-  c: { dir: string; hostname: string; config: ContainerConfig; files: Record<string, string>; argv: string[]; env: Record<string, string> },
+  c: {
+    dir: string;
+    hostname: string;
+    config: ContainerConfig;
+    files: Record<string, string>;
+    argv: string[];
+    env: Record<string, string>;
+    /** The image's own files (`CatalogImage.files`). */
+    imageFiles?: Record<string, string> | undefined;
+  },
 ): { argv: string[]; isolation: { tools: IsolationTools; root: ContainerRoot; command: string[] } } {
   const programs = (a: string) =>
     a === process.execPath ? `${IMAGE_PROGRAMS}/node` : a.startsWith(`${IMAGES_DIR}/`) ? `${IMAGE_PROGRAMS}/images/${a.slice(IMAGES_DIR.length + 1)}` : a;
@@ -396,7 +405,7 @@ export function isolateContainer(
     readonlyRoot: !!c.config.linux?.security_context?.readonly_rootfs,
     user: containerUser(c.config),
     workingDir: c.config.working_dir || '/',
-    extra: { [`${IMAGE_PROGRAMS}/node`]: process.execPath, [`${IMAGE_PROGRAMS}/images`]: IMAGES_DIR },
+    extra: { ...c.imageFiles, [`${IMAGE_PROGRAMS}/node`]: process.execPath, [`${IMAGE_PROGRAMS}/images`]: IMAGES_DIR },
   };
   return { argv: command.length ? isolatedArgv(tools, root, shared, command) : [], isolation: { tools, root, command } };
 }
