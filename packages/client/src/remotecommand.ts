@@ -36,6 +36,19 @@ export const CHANNEL_ERROR = 3;
 export const CHANNEL_RESIZE = 4;
 export const CHANNEL_CLOSE = 255;
 
+/** The channel protocols before v4, which have no exit codes: served through v4 by `bridgeWebSocket`. */
+export const LEGACY_STREAM_PROTOCOLS = ['v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
+
+/** A v4 Status's message when it is a failure; empty on success (what the error channel of v1-v3 carries). */
+function statusMessage(status: Buffer): string {
+  try {
+    const s = JSON.parse(status.toString('utf8')) as { status?: string; message?: string };
+    return s.status === 'Success' ? '' : (s.message ?? 'error');
+  } catch {
+    return status.toString('utf8');
+  }
+}
+
 /** The first protocol the client offers that is served (upstream's negotiation order). */
 export function negotiateProtocol(offered: Iterable<string>): string | undefined {
   for (const p of offered) if ((STREAM_PROTOCOLS as readonly string[]).includes(p)) return p;
@@ -187,6 +200,9 @@ export class StreamRefusal extends Error {
  * `target` message by message. The server is offered what the client offered,
  * plus v4 when the client speaks v5; when the server settles on v4 the client
  * still gets v5, and its stream-close messages (which v4 lacks) are dropped.
+ * A client of the older channel protocols (v3, v2, channel.k8s.io, as the
+ * conformance suite's websocket exec test speaks) is served through v4: the
+ * error channel then carries only a failure's message, nothing on success.
  */
 export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head: Buffer, target: string): Promise<void> {
   const offered = String(req.headers['sec-websocket-protocol'] ?? '')
@@ -195,6 +211,8 @@ export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head
     .filter(Boolean);
   const ask = offered.filter((p) => (STREAM_PROTOCOLS as readonly string[]).includes(p));
   if (ask.includes(STREAM_PROTOCOL_V5) && !ask.includes(STREAM_PROTOCOL_V4)) ask.push(STREAM_PROTOCOL_V4);
+  const legacy = ask.length ? undefined : offered.find((p) => (LEGACY_STREAM_PROTOCOLS as readonly string[]).includes(p));
+  if (legacy) ask.push(STREAM_PROTOCOL_V4);
   if (!ask.length) throw new StreamRefusal(400, `none of the offered protocols [${offered.join(', ')}] is served; use ${STREAM_PROTOCOLS.join(' or ')}`);
   const upstream = new WebSocket(target, ask, { perMessageDeflate: false });
   // What the server says before the client is connected waits for it.
@@ -213,11 +231,19 @@ export async function bridgeWebSocket(req: IncomingMessage, socket: Duplex, head
     upstream.once('error', (e) => reject(new StreamRefusal(500, `error reaching the streaming server: ${e.message}`)));
   });
   const chosen = upstream.protocol;
-  const toClient = offered.includes(chosen) ? chosen : STREAM_PROTOCOL_V5;
+  const toClient = legacy ?? (offered.includes(chosen) ? chosen : STREAM_PROTOCOL_V5);
   const dropClose = toClient === STREAM_PROTOCOL_V5 && chosen !== STREAM_PROTOCOL_V5;
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, handleProtocols: () => toClient });
   wss.handleUpgrade(req, socket, head, (client) => {
-    forward = (d, binary) => void (client.readyState === client.OPEN && client.send(d, { binary }));
+    const send = (d: Buffer, binary: boolean) => void (client.readyState === client.OPEN && client.send(d, { binary }));
+    if (legacy) {
+      // The v4 Status on the error channel becomes the older protocols' plain failure message.
+      forward = (d, binary) => {
+        if (d[0] !== CHANNEL_ERROR) return send(d, binary);
+        const message = statusMessage(d.subarray(1));
+        if (message) send(Buffer.concat([Buffer.from([CHANNEL_ERROR]), Buffer.from(message)]), binary);
+      };
+    } else forward = send;
     for (const [d, binary] of early.splice(0)) forward(d, binary);
     client.on('message', (d: Buffer, binary) => {
       if (dropClose && d[0] === CHANNEL_CLOSE) return;
