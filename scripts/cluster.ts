@@ -29,6 +29,8 @@ export interface ClusterState {
   etcdEndpoint: string;
   apiserverURL: string;
   components: Component[];
+  /** Set once `npm run up` has started everything; a cluster without it was left half-made. */
+  complete?: boolean;
 }
 
 export function readState(): ClusterState | undefined {

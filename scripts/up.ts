@@ -115,7 +115,7 @@ current-context: kubeling
 
 async function main(): Promise<void> {
   const existing = readState();
-  if (existing?.components.every((c) => alive(c.pid)) && (await healthy(`${existing.apiserverURL}/readyz`))) {
+  if (existing?.complete && existing.components.every((c) => alive(c.pid)) && (await healthy(`${existing.apiserverURL}/readyz`))) {
     console.log(`kubeling is already up at ${existing.apiserverURL}`);
     printNext();
     return;
@@ -447,6 +447,7 @@ async function main(): Promise<void> {
     await waitNodesReady(apiURL, pki, nodeNames, 60_000);
     console.log(`nodes         ${nodeNames.join(', ')} Ready (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
+  writeState({ etcdEndpoint: etcdURL, apiserverURL: apiURL, components, complete: true });
   console.log(`kubeconfig    written to ${KUBECONFIG}`);
   printNext();
 }
@@ -497,7 +498,18 @@ Next:
   npm run down          # stop (add -- --purge to delete .kubeling/)`);
 }
 
-main().catch((e) => {
-  console.error(`up: ${(e as Error).message}`);
+let finished = false;
+// Node exits on its own, status 0, when nothing is left to wait for: were that to happen before the cluster is
+// whole, it would look like success. It is an error instead, and the next `npm run up` starts again.
+process.on('beforeExit', () => {
+  if (finished) return;
+  console.error(`up: stopped before the cluster was whole (see ${LOGS}); run it again`);
   process.exit(1);
 });
+main().then(
+  () => (finished = true),
+  (e) => {
+    console.error(`up: ${(e as Error).message}`);
+    process.exit(1);
+  },
+);
