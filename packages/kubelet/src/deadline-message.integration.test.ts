@@ -58,6 +58,8 @@ test('termination messages: the file at terminationMessagePath, or the log tail 
         { name: 'custom', image: 'busybox', terminationMessagePath: '/tmp/why', command: ['sh', '-c', 'printf custom > tmp/why; exit 2'] },
         { name: 'logs', image: 'busybox', terminationMessagePolicy: 'FallbackToLogsOnError', command: ['sh', '-c', 'echo first; echo last words; exit 1'] },
         { name: 'ok-logs', image: 'busybox', terminationMessagePolicy: 'FallbackToLogsOnError', command: ['sh', '-c', 'echo fine'] },
+        // A last line without a newline is read back without one.
+        { name: 'no-newline', image: 'busybox', terminationMessagePolicy: 'FallbackToLogsOnError', command: ['sh', '-c', 'printf DONE; exit 1'] },
       ],
     },
   });
@@ -73,4 +75,5 @@ test('termination messages: the file at terminationMessagePath, or the log tail 
   assert.deepEqual([byName.custom?.exitCode, byName.custom?.message], [2, 'custom']);
   assert.equal(byName.logs?.message, 'first\nlast words\n');
   assert.equal(byName['ok-logs']?.message, undefined, 'no fallback for a container that succeeded');
+  assert.equal(byName['no-newline']?.message, 'DONE');
 });

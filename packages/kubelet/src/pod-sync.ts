@@ -343,7 +343,7 @@ export class PodSyncer {
     try {
       verifyRunAsNonRoot(pod, c);
       env = await containerEnv(pod, c, this.envSources(), o.nodeIP, podIP, o.allocatable());
-      mounts = containerMounts(c, volumes);
+      mounts = containerMounts(c, volumes, env);
       // The managed /etc/hosts, unless the container mounts its own there (kubelet makeMounts).
       if (podIP && !mounts.some((m) => m.container_path === '/etc/hosts'))
         mounts.push({ container_path: '/etc/hosts', host_path: join(o.rootDir, 'pods', uid, 'etc-hosts'), readonly: false });

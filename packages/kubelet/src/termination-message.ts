@@ -59,8 +59,10 @@ export function terminationMessage(rootDir: string, uid: string, c: Container, e
     if (!l) continue;
     text += l.tag === 'P' ? l.content : `${l.content}\n`;
   }
+  // The last 80 lines as written: a last line without its newline stays without one.
   const lines = text.split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  const tail = lines.slice(-MAX_LOG_LINES).join('\n') + (lines.length ? '\n' : '');
+  const ended = lines.at(-1) === '';
+  if (ended) lines.pop();
+  const tail = lines.slice(-MAX_LOG_LINES).join('\n') + (ended ? '\n' : '');
   return tail.length > MAX_LOG_BYTES ? tail.slice(-MAX_LOG_BYTES) : tail;
 }

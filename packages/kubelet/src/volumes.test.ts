@@ -4,7 +4,8 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '@kubeling/api';
-import { prepareVolumes, volumeRefreshMs } from './volumes.js';
+import { containerMounts, prepareVolumes, volumeRefreshMs } from './volumes.js';
+import type { Container } from './kinds.js';
 import type { EnvSources } from './podutil.js';
 
 const pod = (volumes: object[]): KubeObject => ({
@@ -109,4 +110,22 @@ test('file modes exactly as asked (item over default, whatever the umask); resou
     process.umask(umask);
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('subPathExpr: expanded with the container variables, each of which must have a value; never absolute, never a step back', () => {
+  const volumes = { paths: new Map([['logs', '/var/kubeling/pod/volumes/logs']]), readOnly: new Set<string>() };
+  const mount = (subPathExpr: string) => ({ name: 'c', volumeMounts: [{ name: 'logs', mountPath: '/logs', subPathExpr }] }) as Container;
+  const dir = mkdtempSync(join(tmpdir(), 'kubelet-subpath-'));
+  try {
+    const vols = { paths: new Map([['logs', dir]]), readOnly: new Set<string>() };
+    assert.deepEqual(containerMounts(mount('$(POD_NAME)/x'), vols, { POD_NAME: 'web-0' }), [
+      { container_path: '/logs', host_path: join(dir, 'web-0', 'x'), readonly: false },
+    ]);
+    assert.ok(statSync(join(dir, 'web-0', 'x')).isDirectory());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  assert.throws(() => containerMounts(mount('$(NOPE)'), volumes, {}), /^Error: missing value for NOPE$/);
+  assert.throws(() => containerMounts(mount('$(P)'), volumes, { P: '/tmp' }), /error SubPath `\/tmp` must not be an absolute path/);
+  assert.throws(() => containerMounts(mount('$(P)'), volumes, { P: '..' }), /unable to provision SubPath `..`: must not contain '..'/);
 });

@@ -269,16 +269,36 @@ export interface PodVolumePaths {
   readOnly: ReadonlySet<string>;
 }
 
-/** A container's mounts onto the prepared volumes. */
-export function containerMounts(container: Container, volumes: PodVolumePaths): Mount[] {
+/**
+ * upstream's ExpandContainerVolumeMounts: a subPathExpr with the container's
+ * variables, every one of which must have a value.
+ */
+function expandSubPath(expr: string, env: Record<string, string>): string {
+  const missing = new Set<string>();
+  const out = expr.replace(/\$\$|\$\(([^)]*)\)/g, (_m, name: string | undefined) => {
+    if (name === undefined) return '$';
+    const v = env[name];
+    if (!v) missing.add(name);
+    return v ?? '';
+  });
+  if (missing.size) throw new ConfigError(`missing value for ${[...missing].sort().join(', ')}`);
+  return out;
+}
+
+/** A container's mounts onto the prepared volumes; `env` expands subPathExpr. */
+export function containerMounts(container: Container, volumes: PodVolumePaths, env: Record<string, string> = {}): Mount[] {
   const mounts: Mount[] = [];
   for (const vm of container.volumeMounts ?? []) {
     const host = volumes.paths.get(vm.name);
     if (!host) throw new ConfigError(`unable to find volume "${vm.name}"`);
     let hostPath = host;
-    if (vm.subPath) {
-      hostPath = normalize(join(host, vm.subPath));
-      if (!hostPath.startsWith(host)) throw new ConfigError(`invalid subPath ${vm.subPath}`);
+    const subPath = vm.subPathExpr ? expandSubPath(vm.subPathExpr, env) : vm.subPath;
+    if (subPath) {
+      // makeMounts: never absolute, never a step back.
+      if (subPath.startsWith('/')) throw new ConfigError(`error SubPath \`${subPath}\` must not be an absolute path`);
+      if (subPath.split('/').includes('..')) throw new ConfigError(`unable to provision SubPath \`${subPath}\`: must not contain '..'`);
+      hostPath = normalize(join(host, subPath));
+      if (!hostPath.startsWith(host)) throw new ConfigError(`invalid subPath ${subPath}`);
       if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true });
     }
     mounts.push({ container_path: vm.mountPath, host_path: hostPath, readonly: !!vm.readOnly || volumes.readOnly.has(vm.name) });

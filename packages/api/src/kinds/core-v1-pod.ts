@@ -199,6 +199,10 @@ export const VolumeMount = openObject(
       mountPath: string('Path within the container at which the volume should be mounted.'),
       readOnly: boolean('Mounted read-only if true, read-write otherwise (false or unspecified).'),
       subPath: string("Path within the volume from which the container's volume should be mounted."),
+      subPathExpr: string(
+        "Expanded path within the volume from which the container's volume should be mounted: $(VAR_NAME) references to the container's environment are expanded.",
+      ),
+      mountPropagation: string('Determines how mounts are propagated from the host to container and the other way around.'),
     },
     ['name', 'mountPath'],
   ),
