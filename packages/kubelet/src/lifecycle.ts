@@ -5,6 +5,7 @@
  * or a sleep. A hook never throws: its failure comes back as text for the
  * FailedPostStartHook / FailedPreStopHook events.
  */
+import { httpGetStatus } from './http-get.js';
 import type { CriRuntime } from '@kubeling/cri';
 import type { Container, LifecycleHandler } from './kinds.js';
 
@@ -20,9 +21,8 @@ export async function runHook(runtime: CriRuntime, hook: LifecycleHandler, conta
     if (hook.httpGet) {
       const h = hook.httpGet;
       const port = typeof h.port === 'number' ? h.port : ((c.ports ?? []).find((p) => p.name === h.port)?.containerPort ?? Number(h.port));
-      const res = await fetch(`${(h.scheme ?? 'HTTP').toLowerCase()}://${h.host || podIP}:${port}${h.path ?? '/'}`, { signal: AbortSignal.timeout(30_000) });
-      await res.arrayBuffer().catch(() => undefined);
-      return res.status < 400 ? undefined : `HTTP lifecycle hook (${h.path ?? '/'}) for Container "${c.name}" returned status ${res.status}`;
+      const status = await httpGetStatus(`${(h.scheme ?? 'HTTP').toLowerCase()}://${h.host || podIP}:${port}${h.path ?? '/'}`, {}, 30_000);
+      return status < 400 ? undefined : `HTTP lifecycle hook (${h.path ?? '/'}) for Container "${c.name}" returned status ${status}`;
     }
     if (hook.sleep) {
       await new Promise((r) => setTimeout(r, (hook.sleep?.seconds ?? 0) * 1000));

@@ -6,6 +6,7 @@
  * false, liveness and startup start true/false as upstream. Liveness and
  * readiness wait for the startup probe to succeed.
  */
+import { httpGetStatus } from './http-get.js';
 import { connect } from 'node:net';
 import type { CriRuntime } from '@kubeling/cri';
 import type { Container, Probe } from './kinds.js';
@@ -144,9 +145,8 @@ export class ProbeManager {
         const url = `${(h.scheme ?? 'HTTP').toLowerCase()}://${host}:${resolvePort(h.port, container)}${h.path ?? '/'}`;
         const headers: Record<string, string> = { 'user-agent': 'kube-probe/1.32' };
         for (const x of h.httpHeaders ?? []) headers[x.name] = x.value;
-        const res = await fetch(url, { headers, signal: AbortSignal.timeout(timeout), redirect: 'manual' });
-        await res.arrayBuffer().catch(() => undefined);
-        return { ok: res.status >= 200 && res.status < 400, output: `HTTP probe failed with statuscode: ${res.status}` };
+        const status = await httpGetStatus(url, headers, timeout);
+        return { ok: status >= 200 && status < 400, output: `HTTP probe failed with statuscode: ${status}` };
       }
       if (probe.tcpSocket) {
         const port = resolvePort(probe.tcpSocket.port, container);
