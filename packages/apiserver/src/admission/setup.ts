@@ -7,7 +7,9 @@
  * in upstream's order. Answers what every store, custom resources' included,
  * gets attached as it comes.
  */
+import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { resolveBackends, type APIService } from '../aggregator/availability.js';
 import type { Logger } from 'pino';
 import { StatusError } from '@kubeling/apimachinery';
 import type { Registry } from '../http/resource-handler.js';
@@ -93,6 +95,15 @@ const webhookCtx = (w: Wiring, resource: string) => ({
     const [g, res] = r.split('/');
     const st = [...w.registry.values()].find((x) => x.def.group === g && x.def.resource === res);
     return st ? { group: st.def.group, version: st.def.version, kind: st.def.kind } : undefined;
+  },
+  resolveService: async (namespace: string, name: string, port: number) => {
+    const backends = await resolveBackends(
+      { spec: { service: { namespace, name, port } } } as APIService,
+      w.store('/v1/services'),
+      w.store('discovery.k8s.io/v1/endpointslices'),
+    );
+    if (!Array.isArray(backends)) return { error: backends.message };
+    return backends[randomInt(backends.length)]!;
   },
 });
 

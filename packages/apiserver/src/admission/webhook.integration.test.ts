@@ -20,7 +20,7 @@ const seen: any[] = [];
 before(async () => {
   env = await startTestEnv();
   const ca = await createCA('webhook-ca');
-  const cert = await issue(ca, { commonName: 'webhook', ips: ['127.0.0.1'], usage: 'server' });
+  const cert = await issue(ca, { commonName: 'webhook', ips: ['127.0.0.1'], dnsNames: ['hook-svc.svc-hooks.svc'], usage: 'server' });
   caBundle = Buffer.from(ca.certPem).toString('base64');
   hook = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
     let b = '';
@@ -198,4 +198,55 @@ test('validating webhooks see DELETE: the object as oldObject, no object; a deni
   assert.ok(review, 'the webhook saw the DELETE');
   assert.equal(review.request.object, null);
   assert.equal(review.request.options.kind, 'DeleteOptions');
+});
+
+test('a webhook named by a Service is called at a ready endpoint, its certificate checked for <name>.<namespace>.svc; without endpoints it fails', async () => {
+  const ns = 'svc-hooks';
+  const post = (path: string, body: object) => request(env.url, 'POST', path, body);
+  assert.equal((await post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201);
+  const port = Number(new URL(hookURL).port);
+  const svc = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ name: 'https', port: 8443, targetPort: port }] } });
+  assert.equal((await post(`/api/v1/namespaces/${ns}/services`, svc('hook-svc'))).status, 201);
+  assert.equal((await post(`/api/v1/namespaces/${ns}/services`, svc('empty-svc'))).status, 201);
+  const slice = await post(`/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'hook-svc-1', labels: { 'kubernetes.io/service-name': 'hook-svc' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+    ports: [{ name: 'https', port, protocol: 'TCP' }],
+  });
+  assert.equal(slice.status, 201, slice.text);
+  const hookFor = (service: string) => ({
+    name: `${service}.example.com`,
+    clientConfig: { service: { namespace: ns, name: service, path: '/validate', port: 8443 }, caBundle },
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'] }],
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } },
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+  });
+  const cfg = await post('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'by-service' },
+    webhooks: [hookFor('hook-svc')],
+  });
+  assert.equal(cfg.status, 201, cfg.text);
+  await new Promise((r) => setTimeout(r, 200));
+  const secret = (name: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: {} });
+  const denied = await post(`/api/v1/namespaces/${ns}/secrets`, secret('deny-by-service'));
+  assert.equal(denied.status, 403, denied.text);
+  assert.match(denied.body.message, /^admission webhook "hook-svc.example.com" denied the request: names starting with deny- are not allowed/);
+  assert.equal((await post(`/api/v1/namespaces/${ns}/secrets`, secret('allowed'))).status, 201);
+  await request(env.url, 'PUT', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/by-service', {
+    ...cfg.body,
+    webhooks: [hookFor('empty-svc')],
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  const failed = await post(`/api/v1/namespaces/${ns}/secrets`, secret('nowhere'));
+  assert.equal(failed.status, 500, failed.text);
+  assert.equal(
+    failed.body.message,
+    `Internal error occurred: failed calling webhook "empty-svc.example.com": failed to call webhook: Post "https://empty-svc.${ns}.svc:8443/validate": cannot find endpoints for service/empty-svc in "${ns}"`,
+  );
 });

@@ -36,6 +36,18 @@ export interface WebhookContext {
   namespaces: () => ObjectGetter;
   /** group/version of a resource, for the review's kind and resource. */
   gvk(resource: string): { group: string; version: string; kind: string } | undefined;
+  /**
+   * Where a Service reference sends its calls: a ready endpoint behind the
+   * Service's port (as --enable-aggregator-routing resolves), or why none.
+   */
+  resolveService?(namespace: string, name: string, port: number): Promise<{ host: string; port: number } | { error: string }>;
+}
+
+/** A webhook's clientConfig: a URL, or a Service in the cluster. */
+interface ClientConfig {
+  url?: string;
+  caBundle?: string;
+  service?: { namespace?: string; name?: string; path?: string; port?: number };
 }
 
 const matchList = (list: string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
@@ -52,14 +64,22 @@ const resourceMatches = (list: string[] | undefined, resource: string, sub = '')
     return (rr === '*' || rr === resource) && (rs === '*' || rs === sub);
   });
 
-function post(url: string, body: string, caBundle: string | undefined, timeoutMs: number): Promise<{ response?: AdmissionResponse }> {
+/** POSTs to `url` (dialing `dial` instead of its host when given, the TLS name staying the URL's host). */
+function post(
+  url: string,
+  body: string,
+  caBundle: string | undefined,
+  timeoutMs: number,
+  dial?: { host: string; port: number },
+): Promise<{ response?: AdmissionResponse }> {
   const u = new URL(url);
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(
       {
-        host: u.hostname,
-        port: u.port,
+        host: dial?.host ?? u.hostname,
+        port: dial?.port ?? u.port,
+        ...(dial ? { servername: u.hostname } : {}),
         path: u.pathname + u.search,
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
@@ -204,14 +224,25 @@ abstract class WebhookPlugin {
         options: { apiVersion: 'meta.k8s.io/v1', kind: `${a.operation === 'CREATE' ? 'Create' : a.operation === 'UPDATE' ? 'Update' : 'Delete'}Options` },
       },
     };
-    const url = w.clientConfig?.url;
+    const cc = (w.clientConfig ?? {}) as ClientConfig;
     const fail = (why: string) => {
       if (w.failurePolicy === 'Ignore') return undefined;
       throw failure('InternalError', `Internal error occurred: failed calling webhook "${w.name}": ${why}`);
     };
-    if (!url) return fail('only clientConfig.url webhooks are supported; service references need a Service proxy');
+    // A Service reference is called at https://<name>.<namespace>.svc:<port><path>, its certificate checked for that name.
+    const svc = cc.service;
+    const url = cc.url ?? (svc ? `https://${svc.name}.${svc.namespace}.svc:${svc.port ?? 443}${svc.path ?? ''}` : undefined);
+    if (!url) return fail('the webhook has neither a url nor a service');
+    let dial: { host: string; port: number } | undefined;
+    if (!cc.url && svc) {
+      const at = this.ctx.resolveService
+        ? await this.ctx.resolveService(svc.namespace ?? '', svc.name ?? '', svc.port ?? 443)
+        : { error: 'no Service resolver is configured' };
+      if ('error' in at) return fail(`failed to call webhook: Post "${url}": ${at.error}`);
+      dial = at;
+    }
     try {
-      const res = await post(url, JSON.stringify(review), w.clientConfig.caBundle, (w.timeoutSeconds ?? 10) * 1000);
+      const res = await post(url, JSON.stringify(review), cc.caBundle, (w.timeoutSeconds ?? 10) * 1000, dial);
       const r = res.response;
       if (!r || r.uid !== uid) return fail(`expected response.uid="${uid}", got "${r?.uid ?? ''}"`);
       return r;
