@@ -97,6 +97,7 @@ export interface ContainerConfig {
 
 /** The part of CRI's LinuxContainerSecurityContext kubeling's kubelet sets and runtime reads. */
 export interface LinuxContainerSecurityContext {
+  capabilities?: { add_capabilities?: string[]; drop_capabilities?: string[] } | null;
   privileged?: boolean;
   run_as_user?: { value: Int64 } | null;
   run_as_group?: { value: Int64 } | null;

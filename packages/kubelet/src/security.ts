@@ -16,6 +16,7 @@ interface Effective {
   readOnlyRootFilesystem?: boolean | undefined;
   privileged?: boolean | undefined;
   allowPrivilegeEscalation?: boolean | undefined;
+  capabilities?: { add?: string[]; drop?: string[] } | undefined;
 }
 
 interface PodSecurity extends Effective {
@@ -36,6 +37,7 @@ export function effectiveSecurityContext(pod: Pod, c: Pick<Container, 'securityC
     readOnlyRootFilesystem: s.readOnlyRootFilesystem,
     privileged: s.privileged,
     allowPrivilegeEscalation: s.allowPrivilegeEscalation,
+    capabilities: s.capabilities,
   };
 }
 
@@ -45,6 +47,7 @@ export function runtimeSecurityContext(pod: Pod, c: Pick<Container, 'securityCon
   const p = podSecurity(pod);
   const groups = [...(p.fsGroup !== undefined ? [p.fsGroup] : []), ...(p.supplementalGroups ?? [])];
   return {
+    capabilities: { add_capabilities: e.capabilities?.add ?? [], drop_capabilities: e.capabilities?.drop ?? [] },
     privileged: !!e.privileged,
     run_as_user: e.runAsUser !== undefined ? { value: e.runAsUser } : null,
     run_as_group: e.runAsGroup !== undefined ? { value: e.runAsGroup } : null,

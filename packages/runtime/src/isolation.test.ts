@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseCriLine, type ContainerConfig, type PodSandboxConfig } from '@kubeling/cri';
+import { parseCriLine, type ContainerConfig, type LinuxContainerSecurityContext, type PodSandboxConfig } from '@kubeling/cri';
 import { resolveInRoot, shq } from './isolation.js';
 import { KubelingRuntime } from './runtime.js';
 
@@ -198,5 +198,29 @@ test("busybox's /bin/sh is busybox's ash where the host has busybox, with its me
   });
   assert.equal(r.exit, 1);
   assert.equal(r.out, "/bin/sh: can't create /file: Read-only file system");
+  await runtime.removePodSandbox(sb);
+});
+
+test("capabilities: the runtime default set, adds and drops, all when privileged; a user's are gone", async (t) => {
+  if (!runtime.isolated) return t.skip('containers are isolated only when the runtime is root');
+  await runtime.pullImage({ image: 'busybox' });
+  const cfg = sandbox('iso-caps');
+  const sb = await runtime.runPodSandbox(cfg);
+  const capEff = async (name: string, sc: LinuxContainerSecurityContext) => {
+    const r = await run(sb, cfg, { metadata: { name, attempt: 0 }, command: ['sh', '-c', 'grep CapEff /proc/self/status'], linux: { security_context: sc } });
+    assert.equal(r.exit, 0, r.out);
+    return BigInt(`0x${r.out.split(/\s+/)[1]}`);
+  };
+  const bit = (n: number) => 1n << BigInt(n);
+  // Docker's and containerd's default: CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE NET_RAW SYS_CHROOT MKNOD AUDIT_WRITE SETFCAP.
+  assert.equal(await capEff('default', {}), 0xa80425fbn);
+  const NET_ADMIN = 12;
+  assert.equal(
+    await capEff('add-drop', { capabilities: { add_capabilities: ['NET_ADMIN'], drop_capabilities: ['CHOWN'] } }),
+    (0xa80425fbn | bit(NET_ADMIN)) & ~bit(0),
+  );
+  assert.equal(await capEff('none', { capabilities: { drop_capabilities: ['ALL'] } }), 0n);
+  assert.ok((await capEff('privileged', { privileged: true })) & bit(21), 'SYS_ADMIN when privileged');
+  assert.equal(await capEff('user', { run_as_user: { value: 1000 } }), 0n);
   await runtime.removePodSandbox(sb);
 });

@@ -41,6 +41,8 @@ export interface IsolationTools {
   touch: string;
   ln: string;
   chroot: string;
+  /** util-linux setpriv, which sets the user and limits capabilities; without it, chroot sets the user and capabilities stay whole. */
+  setpriv?: string | undefined;
   env: string;
 }
 
@@ -60,6 +62,7 @@ export interface ContainerRoot {
   files: Record<string, string>;
   readonlyRoot: boolean;
   user?: ContainerUser | undefined;
+  caps: Capabilities;
   workingDir: string;
   /** Host files and directories bound read-only at paths any user may reach (the runtime's image programs): container path → host path. */
   extra: Record<string, string>;
@@ -100,6 +103,7 @@ export function probeIsolation(root: string): IsolationTools | undefined {
     tools[n] = p;
   }
   const t = tools as IsolationTools;
+  t.setpriv = findTool('setpriv');
   const dir = join(root, `.probe-${process.pid}`);
   try {
     for (const d of ['upper', 'work', 'rootfs']) mkdirSync(join(dir, d), { recursive: true });
@@ -209,9 +213,53 @@ export function commandExists(cmd: string, path: string | undefined, c: Containe
 }
 
 /** The arguments that make `chroot` enter the root as the container's user. */
-function chrootArgs(t: IsolationTools, rootfs: string, user: ContainerUser | undefined): string[] {
-  const spec = user ? [`--userspec=${user.uid}:${user.gid}`, `--groups=${[user.gid, ...user.groups].join(',')}`] : [];
-  return [t.chroot, ...spec, rootfs];
+function chrootArgs(t: IsolationTools, rootfs: string, user: ContainerUser | undefined, caps: Capabilities): string[] {
+  if (!t.setpriv) {
+    const spec = user ? [`--userspec=${user.uid}:${user.gid}`, `--groups=${[user.gid, ...user.groups].join(',')}`] : [];
+    return [t.chroot, ...spec, rootfs];
+  }
+  // chroot as root, then setpriv: the user and groups, and (unless privileged) the bounding set the command's capabilities come from.
+  const who = user ? [`--reuid=${user.uid}`, `--regid=${user.gid}`, user.groups.length ? `--groups=${user.groups.join(',')}` : '--clear-groups'] : [];
+  const bounding = caps.all ? [] : [`--bounding-set=-all${caps.keep.map((c) => `,+${c.toLowerCase()}`).join('')}`, '--inh-caps=-all'];
+  return [t.chroot, rootfs, t.setpriv, ...who, ...bounding, ...(caps.noNewPrivs ? ['--no-new-privs'] : []), '--'];
+}
+
+/** The capabilities a container keeps: all (privileged), or these (lower-case names without CAP_). */
+export interface Capabilities {
+  all: boolean;
+  keep: string[];
+  noNewPrivs: boolean;
+}
+
+/** What a container runtime grants by default (containerd's and Docker's list). */
+export const DEFAULT_CAPABILITIES = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FSETID',
+  'FOWNER',
+  'MKNOD',
+  'NET_RAW',
+  'SETGID',
+  'SETUID',
+  'SETFCAP',
+  'SETPCAP',
+  'NET_BIND_SERVICE',
+  'SYS_CHROOT',
+  'KILL',
+  'AUDIT_WRITE',
+];
+
+/** The capabilities of a container's security context: privileged keeps all; otherwise the default set with its adds and drops. */
+export function containerCapabilities(config: ContainerConfig): Capabilities {
+  const sc = config.linux?.security_context;
+  const norm = (c: string) => c.toUpperCase().replace(/^CAP_/, '');
+  const add = (sc?.capabilities?.add_capabilities ?? []).map(norm);
+  const drop = (sc?.capabilities?.drop_capabilities ?? []).map(norm);
+  const noNewPrivs = !!sc?.no_new_privs;
+  if (sc?.privileged || add.includes('ALL')) return { all: true, keep: [], noNewPrivs };
+  const keep = new Set(drop.includes('ALL') ? [] : DEFAULT_CAPABILITIES.filter((c) => !drop.includes(c)));
+  for (const c of add) keep.add(c);
+  return { all: false, keep: [...keep], noNewPrivs };
 }
 
 /** The shell lines that build a container's root inside its new mount namespace. */
@@ -287,7 +335,7 @@ function initScript(t: IsolationTools, c: ContainerRoot): string {
   return [
     'set +e',
     'exec 3<&0',
-    `${chrootArgs(t, join(c.dir, 'rootfs'), c.user).map(shq).join(' ')} ${t.env} --chdir=${shq(c.workingDir)} -- "$@" 0<&3 3<&- &`,
+    `${chrootArgs(t, join(c.dir, 'rootfs'), c.user, c.caps).map(shq).join(' ')} ${t.env} --chdir=${shq(c.workingDir)} -- "$@" 0<&3 3<&- &`,
     'c=$!',
     'exec 3<&-',
     ...relay,
@@ -326,7 +374,7 @@ export function enterArgv(t: IsolationTools, c: ContainerRoot, initPid: number, 
     '--ipc',
     '--pid',
     '--',
-    ...chrootArgs(t, join(c.dir, 'rootfs'), c.user),
+    ...chrootArgs(t, join(c.dir, 'rootfs'), c.user, c.caps),
     t.env,
     `--chdir=${c.workingDir}`,
     '--',
@@ -404,6 +452,7 @@ export function isolateContainer(
     files: c.files,
     readonlyRoot: !!c.config.linux?.security_context?.readonly_rootfs,
     user: containerUser(c.config),
+    caps: containerCapabilities(c.config),
     workingDir: c.config.working_dir || '/',
     extra: { ...c.imageFiles, [`${IMAGE_PROGRAMS}/node`]: process.execPath, [`${IMAGE_PROGRAMS}/images`]: IMAGES_DIR },
   };
