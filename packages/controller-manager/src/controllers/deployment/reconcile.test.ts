@@ -233,3 +233,10 @@ test('claiming takes the ReplicaSets it controls and orphans its selector matche
     ],
   );
 });
+
+test('revisions are int64: an adopted ReplicaSet of a revision past 2^53 is followed by the next one exactly', () => {
+  const old = replicaSet('v1', 1, 3);
+  old.metadata.annotations![REVISION] = '3546343826724305832';
+  const p = run(deployment(), [old]);
+  assert.equal(p.createReplicaSet?.metadata.annotations?.[REVISION], '3546343826724305833');
+});

@@ -28,7 +28,11 @@ const NOT_COPIED = new Set([
 ]);
 const copiedAnnotations = (d: Deployment): Record<string, string> =>
   Object.fromEntries(Object.entries(d.metadata.annotations ?? {}).filter(([k]) => !NOT_COPIED.has(k)));
-export const revisionOf = (rs: ReplicaSet): number => Number(rs.metadata.annotations?.[REVISION] ?? 0) || 0;
+/** A ReplicaSet's revision, an int64 as upstream parses it (0 when absent or not a number). */
+export const revisionOf = (rs: ReplicaSet): bigint => {
+  const v = rs.metadata.annotations?.[REVISION] ?? '';
+  return /^-?\d+$/.test(v) ? BigInt(v) : 0n;
+};
 const specReplicas = (rs: ReplicaSet): number => rs.spec?.replicas ?? 0;
 const available = (rs: ReplicaSet): number => rs.status?.availableReplicas ?? 0;
 
@@ -77,7 +81,7 @@ export function claimReplicaSets(d: Deployment, replicaSets: readonly ReplicaSet
 }
 
 /** The ReplicaSet a Deployment creates for its current template: `<name>-<hash>`, labelled and selecting by the hash. */
-export function newReplicaSet(d: Deployment, replicas: number, revision: number, maxSurge: number): ReplicaSet {
+export function newReplicaSet(d: Deployment, replicas: number, revision: bigint, maxSurge: number): ReplicaSet {
   const spec = d.spec;
   const hash = podTemplateHash(spec?.template, d.status?.collisionCount ?? 0);
   const tpl = structuredClone(spec?.template ?? {});
@@ -146,7 +150,9 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
   const template = templateWithoutHash(spec?.template);
   let newRS = owned.find((rs) => jsonEqual(templateWithoutHash(rs.spec?.template), template));
   const olds = owned.filter((rs) => rs !== newRS);
-  const maxOldRevision = Math.max(0, ...olds.map(revisionOf));
+  // BigInts: Math.max would not take them.
+  let maxOldRevision = 0n;
+  for (const r of olds.map(revisionOf)) if (r > maxOldRevision) maxOldRevision = r;
   const replicas = spec?.replicas ?? 1;
   const strategy = spec?.strategy ?? {};
   const { maxSurge, maxUnavailable } = resolveFenceposts(strategy, replicas);
@@ -174,11 +180,11 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
     const recreate = strategy.type === 'Recreate';
     const initial =
       olds.length === 0 ? replicas : recreate ? 0 : Math.max(0, Math.min(replicas, replicas + maxSurge - olds.reduce((n, r) => n + specReplicas(r), 0)));
-    newRS = newReplicaSet(d, initial, maxOldRevision + 1, maxSurge);
+    newRS = newReplicaSet(d, initial, maxOldRevision + 1n, maxSurge);
     plan.createReplicaSet = newRS;
     owned.push(newRS);
   } else if (revisionOf(newRS) <= maxOldRevision || d.metadata.annotations?.[REVISION] !== String(revisionOf(newRS))) {
-    const rev = revisionOf(newRS) <= maxOldRevision ? maxOldRevision + 1 : revisionOf(newRS);
+    const rev = revisionOf(newRS) <= maxOldRevision ? maxOldRevision + 1n : revisionOf(newRS);
     if (rev !== revisionOf(newRS)) {
       plan.reviseReplicaSet = { rs: newRS, revision: String(rev) };
       newRS = { ...newRS, metadata: { ...newRS.metadata, annotations: { ...newRS.metadata.annotations, [REVISION]: String(rev) } } };
@@ -200,7 +206,7 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
   const limit = spec?.revisionHistoryLimit ?? 10;
   const idle = olds
     .filter((r) => replicasOf(r) === 0 && (r.status?.replicas ?? 0) === 0 && !r.metadata.deletionTimestamp)
-    .sort((a, b) => revisionOf(a) - revisionOf(b));
+    .sort((a, b) => (revisionOf(a) < revisionOf(b) ? -1 : revisionOf(a) > revisionOf(b) ? 1 : 0));
   plan.deleteReplicaSets = idle.slice(0, Math.max(0, idle.length - limit));
 
   finish(true);
