@@ -147,6 +147,34 @@ describe('ReplicationController', () => {
     await eventually(async () => (await podsOf('adopt')).length === 0);
   });
 
+  test('foreground deletion deletes the dependents it alone owns; one with another owner that stays only lets go of it', async () => {
+    const base = '/api/v1/namespaces/default/configmaps';
+    const mk = async (name: string, owners: { name: string; uid: string }[]) => {
+      const ownerReferences = owners.map((o) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: o.name, uid: o.uid, blockOwnerDeletion: true }));
+      const r = await request(env.url, 'POST', base, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, ...(owners.length ? { ownerReferences } : {}) },
+      });
+      assert.equal(r.status, 201, r.text);
+      return { name, uid: r.body.metadata.uid as string };
+    };
+    const a = await mk('fg-owner-a', []);
+    const b = await mk('fg-owner-b', []);
+    await mk('fg-only-a', [a]);
+    await mk('fg-shared', [a, b]);
+    const del = await request(env.url, 'DELETE', `${base}/fg-owner-a`, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' });
+    assert.equal(del.status, 200, del.text);
+    await eventually(async () => (await request(env.url, 'GET', `${base}/fg-owner-a`)).status === 404);
+    assert.equal((await request(env.url, 'GET', `${base}/fg-only-a`)).status, 404);
+    const shared = await request(env.url, 'GET', `${base}/fg-shared`);
+    assert.equal(shared.status, 200, 'kept: its other owner stays');
+    assert.deepEqual(
+      shared.body.metadata.ownerReferences.map((r: { uid: string }) => r.uid),
+      [b.uid],
+    );
+  });
+
   test('the real kubectl: get rc (Table columns), scale rc, get cs', async (t) => {
     const bin = kubectlBinaries().default;
     if (!bin) return t.skip('no kubectl on PATH');

@@ -275,10 +275,21 @@ export class GarbageCollector extends QueueController {
     if (fin.includes('foregroundDeletion')) {
       let blocking = 0;
       for (const d of deps) {
-        const ref = (d.obj.metadata.ownerReferences ?? []).find((r) => r.uid === uid);
+        const refs = d.obj.metadata.ownerReferences ?? [];
+        const ref = refs.find((r) => r.uid === uid);
         if (ref?.blockOwnerDeletion) blocking++;
         if (d.obj.metadata.deletionTimestamp) continue;
+        // A dependent with another owner that stays (a solid owner, attemptToDeleteItem) is not deleted: it only lets go of this one.
+        const solid = refs.some((r) => r.uid !== uid && this.byUid.get(r.uid) && !this.byUid.get(r.uid)!.obj.metadata.deletionTimestamp);
         try {
+          if (solid) {
+            await this.ctx.client.patch(
+              objectPath(d.res, d.obj),
+              { metadata: { uid: d.obj.metadata.uid, ownerReferences: [{ $patch: 'delete', uid }] } },
+              'application/strategic-merge-patch+json',
+            );
+            continue;
+          }
           await this.ctx.client.delete(objectPath(d.res, d.obj), {
             propagationPolicy: 'Foreground',
             preconditions: { uid: d.obj.metadata.uid },
