@@ -27,6 +27,8 @@ export interface CatalogImage {
   binaries?: Record<string, string[]>;
   /** Host files that stand for the image's own at these paths in an isolated container's root. */
   files?: Record<string, string>;
+  /** The image's content an isolated container may change (copied into its root): container path → host file. */
+  copies?: Record<string, string>;
 }
 
 /** The host's busybox, when it has one: the busybox image's /bin/sh is busybox's ash, as in the real image. */
@@ -63,7 +65,15 @@ const CATALOG: CatalogImage[] = [
     env: { PATH: TOOLS_PATH },
     size: 93_000_000,
   },
-  { repository: 'docker.io/library/httpd', entrypoint: [process.execPath, HTTPD], cmd: [], env: { HTTPD_VERSION: '2.4.38' }, size: 32_000_000 },
+  {
+    repository: 'docker.io/library/httpd',
+    entrypoint: [process.execPath, HTTPD],
+    cmd: [],
+    env: { HTTPD_VERSION: '2.4.38', HTTPD_PREFIX: '/usr/local/apache2' },
+    // Its DocumentRoot's page, which the StatefulSet tests move away to make a pod unready.
+    copies: { '/usr/local/apache2/htdocs/index.html': `${IMAGES_DIR}/httpd/default-page` },
+    size: 32_000_000,
+  },
   {
     repository: 'docker.io/library/busybox',
     entrypoint: [],

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseCriLine, type ContainerConfig, type LinuxContainerSecurityContext, type PodSandboxConfig } from '@kubeling/cri';
 import { resolveInRoot, shq } from './isolation.js';
 import { KubelingRuntime } from './runtime.js';
@@ -222,5 +223,31 @@ test("capabilities: the runtime default set, adds and drops, all when privileged
   assert.equal(await capEff('none', { capabilities: { drop_capabilities: ['ALL'] } }), 0n);
   assert.ok((await capEff('privileged', { privileged: true })) & bit(21), 'SYS_ADMIN when privileged');
   assert.equal(await capEff('user', { run_as_user: { value: 1000 } }), 0n);
+  await runtime.removePodSandbox(sb);
+});
+
+test("httpd serves its DocumentRoot's index.html, the container's own to move away", async (t) => {
+  if (!runtime.isolated) return t.skip('containers are isolated only when the runtime is root');
+  await runtime.pullImage({ image: 'httpd:2.4.38-alpine' });
+  const cfg = sandbox('iso-httpd');
+  const sb = await runtime.runPodSandbox(cfg);
+  const ip = (await runtime.podSandboxStatus(sb)).network!.ip;
+  const id = await runtime.createContainer(
+    sb,
+    { metadata: { name: 'web', attempt: 0 }, image: { image: 'httpd:2.4.38-alpine' }, envs: [{ key: 'NGINX_PORT', value: '8091' }], log_path: 'web.log' },
+    cfg,
+  );
+  await runtime.startContainer(id);
+  const get = () =>
+    fetch(`http://${ip}:8091/index.html`).then(
+      (r) => r.status,
+      () => 0,
+    );
+  for (let i = 0; i < 100 && (await get()) !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await get(), 200);
+  const mv = await runtime.execSync(id, ['sh', '-c', 'mv /usr/local/apache2/htdocs/index.html /tmp/'], 5);
+  assert.equal(mv.exit_code, 0, mv.stderr.toString());
+  assert.equal(await get(), 404);
+  assert.ok(existsSync(fileURLToPath(new URL('../images/httpd/default-page', import.meta.url))), "the image's file stays");
   await runtime.removePodSandbox(sb);
 });

@@ -40,6 +40,7 @@ export interface IsolationTools {
   mkdir: string;
   touch: string;
   ln: string;
+  cp: string;
   chroot: string;
   /** util-linux setpriv, which sets the user and limits capabilities; without it, chroot sets the user and capabilities stay whole. */
   setpriv?: string | undefined;
@@ -66,6 +67,8 @@ export interface ContainerRoot {
   workingDir: string;
   /** Host files and directories bound read-only at paths any user may reach (the runtime's image programs): container path → host path. */
   extra: Record<string, string>;
+  /** Host files copied into the container's root, its own to change (an image's content): container path → host path. */
+  copies?: Record<string, string> | undefined;
 }
 
 const SYSTEM_DIRS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
@@ -95,7 +98,7 @@ export const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
  */
 export function probeIsolation(root: string): IsolationTools | undefined {
   if (process.getuid?.() !== 0 || process.platform !== 'linux') return undefined;
-  const names = ['unshare', 'nsenter', 'mount', 'mkdir', 'touch', 'ln', 'chroot', 'env'] as const;
+  const names = ['unshare', 'nsenter', 'mount', 'mkdir', 'touch', 'ln', 'cp', 'chroot', 'env'] as const;
   const tools: Partial<IsolationTools> = {};
   for (const n of names) {
     const p = findTool(n);
@@ -306,6 +309,11 @@ export function setupScript(t: IsolationTools, c: ContainerRoot, shared: string[
   for (const [i, n] of ['stdin', 'stdout', 'stderr'].entries()) L.push(`${t.ln} -s /proc/self/fd/${i} ${at(`/dev/${n}`)}`);
   // Programs of the runtime's images (node and its scripts), at paths any user may reach.
   for (const [target, src] of Object.entries(c.extra)) bind(src, resolveInRoot(target), statSync(src).isDirectory(), true);
+  for (const [path, src] of Object.entries(c.copies ?? {})) {
+    const target = resolveInRoot(path);
+    mkdir(dirname(target));
+    L.push(`${t.cp} ${shq(src)} ${at(target)}`);
+  }
   for (const [path, src] of Object.entries(c.files)) {
     if (c.mounts.some((m) => m.container_path === path)) continue;
     bind(src, resolveInRoot(path), false, false);
@@ -436,8 +444,10 @@ export function isolateContainer(
     files: Record<string, string>;
     argv: string[];
     env: Record<string, string>;
-    /** The image's own files (`CatalogImage.files`). */
+    /** The image's own files (`CatalogImage.files`), bound read-only. */
     imageFiles?: Record<string, string> | undefined;
+    /** The image's content (`CatalogImage.copies`), copied into the root. */
+    imageCopies?: Record<string, string> | undefined;
   },
 ): { argv: string[]; isolation: { tools: IsolationTools; root: ContainerRoot; command: string[] } } {
   const programs = (a: string) =>
@@ -455,6 +465,7 @@ export function isolateContainer(
     caps: containerCapabilities(c.config),
     workingDir: c.config.working_dir || '/',
     extra: { ...c.imageFiles, [`${IMAGE_PROGRAMS}/node`]: process.execPath, [`${IMAGE_PROGRAMS}/images`]: IMAGES_DIR },
+    copies: c.imageCopies,
   };
   return { argv: command.length ? isolatedArgv(tools, root, shared, command) : [], isolation: { tools, root, command } };
 }

@@ -259,7 +259,17 @@ export class KubelingRuntime implements CriRuntime {
     if ((cat.repository.endsWith('/nginx') || cat.repository.endsWith('/httpd')) && port && !env.NGINX_PORT) env.NGINX_PORT = String(port);
     let argv = [...command, ...args];
     let isolation: Ctr['isolation'];
-    if (iso) ({ argv, isolation } = isolateContainer(iso, this.sharedMounts, { dir: rootDir, hostname, config, files, argv, env, imageFiles: cat.files }));
+    if (iso)
+      ({ argv, isolation } = isolateContainer(iso, this.sharedMounts, {
+        dir: rootDir,
+        hostname,
+        config,
+        files,
+        argv,
+        env,
+        imageFiles: cat.files,
+        imageCopies: cat.copies,
+      }));
     const logDir = sb.config.log_directory ?? '';
     const logPath = config.log_path ? (logDir ? join(logDir, config.log_path) : config.log_path) : '';
     this.containers.set(id, {
