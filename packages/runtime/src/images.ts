@@ -51,7 +51,7 @@ const CATALOG: CatalogImage[] = [
     aliases: ['k8s.gcr.io/e2e-test-images/agnhost', 'gcr.io/kubernetes-e2e-test-images/agnhost', 'us.gcr.io/k8s-artifacts-prod/e2e-test-images/agnhost'],
     entrypoint: [process.execPath, AGNHOST],
     cmd: ['pause'],
-    // Alpine with bind-tools upstream: dig beside the host's tools.
+    // Alpine with bind-tools and netcat upstream: dig and nc beside the host's tools.
     env: { PATH: TOOLS_PATH },
     size: 52_000_000,
     binaries: { '/agnhost': [process.execPath, AGNHOST], '/agnhost-2': [process.execPath, AGNHOST] },
