@@ -96,21 +96,16 @@ export async function startProcess(c: Ctr): Promise<void> {
   // Attached connections see the output too (the log writer reads it as text).
   proc.stdout!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stdout?.(Buffer.from(d))));
   proc.stderr!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stderr?.(Buffer.from(d))));
-  let closed = false;
   c.exited = new Promise((resolve) => {
     proc.once('close', (code, signal) => {
-      closed = true;
       const exit = exitCode(code, signal);
-      // Exited once its output is all in the log, as containerd reports an exit after draining the IO.
-      void log.close().then(() => {
-        markExited(c, exit, exit === 0 ? 'Completed' : 'Error');
-        c.proc = undefined;
-        resolve();
-      });
+      markExited(c, exit, exit === 0 ? 'Completed' : 'Error');
+      c.proc = undefined;
+      void log.close().then(resolve);
     });
   });
   // Started once its namespaces are made and PID 1 runs in them (exec enters them from then on).
-  if (iso) iso.initPid = await waitForInit(proc.pid!, () => closed);
+  if (iso) iso.initPid = await waitForInit(proc.pid!, () => c.proc !== proc);
 }
 
 /** A container whose command could not start: exited 128 with containerd's StartError wording. */
