@@ -68,6 +68,9 @@ export function markExited(c: Ctr, code: number, reason: string, message = ''): 
   c.message = message;
 }
 
+/** Running, with a process to attach to or exec in: not so between its process's end and the exit being reported. */
+export const hasProcess = (c: Ctr): boolean => c.state === 'CONTAINER_RUNNING' && c.proc !== undefined;
+
 /** Runs a created container's command; throws (a CriError) when it cannot start, leaving the container exited. */
 export async function startProcess(c: Ctr): Promise<void> {
   const iso = c.isolation;
@@ -98,10 +101,14 @@ export async function startProcess(c: Ctr): Promise<void> {
   proc.stderr!.on('data', (d: string | Buffer) => c.attachers.forEach((a) => a.stderr?.(Buffer.from(d))));
   c.exited = new Promise((resolve) => {
     proc.once('close', (code, signal) => {
-      const exit = exitCode(code, signal);
-      markExited(c, exit, exit === 0 ? 'Completed' : 'Error');
+      // Gone at once: nothing attaches to it or execs in it from now on (`hasProcess`).
       c.proc = undefined;
-      void log.close().then(resolve);
+      const exit = exitCode(code, signal);
+      // Exited once its output is all in the log, as containerd reports an exit after draining the IO.
+      void log.close().then(() => {
+        markExited(c, exit, exit === 0 ? 'Completed' : 'Error');
+        resolve();
+      });
     });
   });
   // Started once its namespaces are made and PID 1 runs in them (exec enters them from then on).
@@ -122,7 +129,8 @@ function startFailed(c: Ctr, msg: string): never {
 /** Stops a running container's process group and waits for it to exit (and its log to close). */
 export async function stopProcess(c: Ctr, timeoutSeconds: number): Promise<void> {
   const proc = c.proc;
-  if (!proc?.pid) return;
+  // Its process gone already, its exit is on the way (the log closing).
+  if (!proc?.pid) return c.exited;
   const pid = proc.pid;
   signalGroup(pid, timeoutSeconds > 0 ? 'SIGTERM' : 'SIGKILL');
   if (timeoutSeconds > 0) {

@@ -161,6 +161,31 @@ test("the conformance suite's agnhost, under v1.20's name too: /agnhost in a com
   await cri.removePodSandbox(sb);
 });
 
+test('an exit is reported once the output is all in the log', async () => {
+  await cri.pullImage({ image: 'busybox' });
+  const cfg = sandboxConfig('flush');
+  const sb = await cri.runPodSandbox(cfg);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const id = await runtime.createContainer(
+      sb,
+      { metadata: { name: 'many', attempt }, image: { image: 'busybox' }, command: ['seq', '1', '20000'], log_path: `many/${attempt}.log` },
+      cfg,
+    );
+    await runtime.startContainer(id);
+    // Polled as often as the event loop allows: the first status that says exited must find the last line in the log.
+    let s = await runtime.containerStatus(id);
+    for (let i = 0; i < 200_000 && s.state !== 'CONTAINER_EXITED'; i++) {
+      await new Promise((r) => setImmediate(r));
+      s = await runtime.containerStatus(id);
+    }
+    assert.equal(s.state, 'CONTAINER_EXITED');
+    const lines = readFileSync(s.log_path, 'utf8').trim().split('\n');
+    assert.equal(lines.length, 20000);
+    assert.equal(parseCriLine(lines.at(-1)!)?.content, '20000');
+  }
+  await cri.removePodSandbox(sb);
+});
+
 test('the nginx image serves on the pod IP; stop sends SIGTERM then SIGKILL (143 when not caught)', async () => {
   await cri.pullImage({ image: 'nginx:1.27' });
   await cri.pullImage({ image: 'busybox' });

@@ -52,7 +52,7 @@ import { attachSession, execSession, execSync } from './exec.js';
 import { catalogImage, ImageStore, parseImageRef } from './images.js';
 import { isolateContainer, probeIsolation, sharedHostMounts, type IsolationTools } from './isolation.js';
 import { IpPool } from './ippool.js';
-import { markExited, startProcess, stopProcess, type Ctr } from './process.js';
+import { hasProcess, markExited, startProcess, stopProcess, type Ctr } from './process.js';
 import { StatsCollector, type SandboxInfo } from './stats.js';
 import { StreamingServer, type ExecSession, type StreamRequest } from './streaming.js';
 
@@ -377,9 +377,14 @@ export class KubelingRuntime implements CriRuntime {
     };
   }
 
+  /** Running for exec and attach: with its process still there (hollow containers have none). */
+  private running(c: Ctr): boolean {
+    return this.o.backend === 'hollow' ? c.state === 'CONTAINER_RUNNING' : hasProcess(c);
+  }
+
   async execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse> {
     const c = this.ctr(id);
-    if (c.state !== 'CONTAINER_RUNNING') throw new CriError(9, `container ${id} is not running`);
+    if (!this.running(c)) throw new CriError(9, `container ${id} is not running`);
     if (this.o.backend === 'hollow') return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
     if (!cmd.length) throw new CriError(3, 'cmd must not be empty');
     return execSync(c, cmd, timeoutSeconds);
@@ -387,7 +392,7 @@ export class KubelingRuntime implements CriRuntime {
 
   async exec(req: ExecRequest): Promise<{ url: string }> {
     const c = this.ctr(req.container_id);
-    if (c.state !== 'CONTAINER_RUNNING') throw new CriError(9, `container ${req.container_id} is not running`);
+    if (!this.running(c)) throw new CriError(9, `container ${req.container_id} is not running`);
     if (!req.cmd?.length) throw new CriError(3, 'cmd must not be empty');
     if (!req.stdin && !req.stdout && !req.stderr) throw new CriError(3, 'one of stdin, stdout, or stderr must be set');
     return { url: await this.streaming.url({ kind: 'exec', req }) };
@@ -395,7 +400,7 @@ export class KubelingRuntime implements CriRuntime {
 
   async attach(req: AttachRequest): Promise<{ url: string }> {
     const c = this.ctr(req.container_id);
-    if (c.state !== 'CONTAINER_RUNNING') throw new CriError(9, `container ${req.container_id} is not running`);
+    if (!this.running(c)) throw new CriError(9, `container ${req.container_id} is not running`);
     if (!req.stdin && !req.stdout && !req.stderr) throw new CriError(3, 'one of stdin, stdout, and stderr must be set');
     return { url: await this.streaming.url({ kind: 'attach', req } satisfies StreamRequest) };
   }
@@ -403,14 +408,14 @@ export class KubelingRuntime implements CriRuntime {
   /** Joins a connection to the container's own stdio (see `attachSession`). */
   private startAttach(req: AttachRequest): ExecSession {
     const c = this.ctr(req.container_id);
-    if (c.state !== 'CONTAINER_RUNNING') throw new Error(`container ${req.container_id} is not running`);
+    if (!this.running(c)) throw new Error(`container ${req.container_id} is not running`);
     return attachSession(c);
   }
 
   /** Runs an exec for the streaming server: a process in the container's directory with its environment. */
   private startExec(req: ExecRequest): ExecSession {
     const c = this.ctr(req.container_id);
-    if (c.state !== 'CONTAINER_RUNNING') throw new Error(`container ${req.container_id} is not running`);
+    if (!this.running(c)) throw new Error(`container ${req.container_id} is not running`);
     if (this.o.backend === 'hollow') {
       return { onStdout: () => undefined, onStderr: () => undefined, exited: Promise.resolve(0), kill: () => undefined };
     }
