@@ -30,13 +30,23 @@ before(async () => {
       seen.push(review);
       const r = review.request;
       let response: any = { uid: r.uid, allowed: true };
-      if (req.url === '/mutate') {
+      const url = new URL(req.url ?? '/', 'https://hook');
+      review.timeout = url.searchParams.get('timeout');
+      const path = url.pathname;
+      if (path === '/mutate-cr') {
+        const patch = [
+          { op: 'remove', path: '/data/defaulted' },
+          { op: 'add', path: '/data/stage-1', value: 'yes' },
+          { op: 'add', path: '/data/unknown', value: 'yes' },
+        ];
+        response = { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
+      } else if (path === '/mutate') {
         const patch = [{ op: 'add', path: '/metadata/labels', value: { ...(r.object.metadata.labels ?? {}), mutated: 'yes' } }];
         response = { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
-      } else if (req.url === '/protect') {
+      } else if (path === '/protect') {
         if (r.operation === 'DELETE' && r.object === null && r.oldObject?.metadata?.labels?.protected === 'true')
           response = { uid: r.uid, allowed: false, status: { code: 403, message: `${r.oldObject.metadata.name} is protected` } };
-      } else if (req.url === '/validate' && r.object.metadata.name.startsWith('deny-')) {
+      } else if (path === '/validate' && r.object.metadata.name.startsWith('deny-')) {
         response = { uid: r.uid, allowed: false, status: { code: 403, message: `names starting with deny- are not allowed (user ${r.userInfo.username})` } };
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
@@ -105,6 +115,7 @@ test("a mutating webhook's patch is applied and stored", async () => {
   assert.equal(review.apiVersion, 'admission.k8s.io/v1');
   assert.deepEqual(review.request.kind, { group: '', version: 'v1', kind: 'ConfigMap' });
   assert.equal(review.request.operation, 'CREATE');
+  assert.equal(review.timeout, '10s', 'the webhook is told its timeout');
   const skipped = await request(env.url, 'POST', '/api/v1/namespaces/default/configmaps', cm('skipped', { skip: 'true' }));
   assert.deepEqual(skipped.body.metadata.labels, { skip: 'true' }, 'the objectSelector leaves it out');
 });
@@ -137,7 +148,7 @@ test('an unreachable webhook fails the request with failurePolicy Fail and is sk
   assert.equal(failed.status, 500);
   assert.match(
     failed.body.message,
-    /^Internal error occurred: failed calling webhook "dead\.example\.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/x": /,
+    /^Internal error occurred: failed calling webhook "dead\.example\.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/x\?timeout=2s": /,
   );
   await request(
     env.url,
@@ -247,6 +258,65 @@ test('a webhook named by a Service is called at a ready endpoint, its certificat
   assert.equal(failed.status, 500, failed.text);
   assert.equal(
     failed.body.message,
-    `Internal error occurred: failed calling webhook "empty-svc.example.com": failed to call webhook: Post "https://empty-svc.${ns}.svc:8443/validate": cannot find endpoints for service/empty-svc in "${ns}"`,
+    `Internal error occurred: failed calling webhook "empty-svc.example.com": failed to call webhook: Post "https://empty-svc.${ns}.svc:8443/validate?timeout=10s": cannot find endpoints for service/empty-svc in "${ns}"`,
   );
+});
+
+test('a custom resource a webhook patched is pruned and defaulted by its schema, as stored and as answered', async () => {
+  const crd = await request(env.url, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.hooks.example.com' },
+    spec: {
+      group: 'hooks.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                data: {
+                  type: 'object',
+                  properties: { start: { type: 'string' }, 'stage-1': { type: 'string' }, defaulted: { type: 'string', default: 'yes' } },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+  });
+  assert.equal(crd.status, 201, JSON.stringify(crd.body));
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'widget-mutator' },
+    webhooks: [
+      {
+        name: 'widgets.example.com',
+        clientConfig: { url: `${hookURL}/mutate-cr`, caBundle },
+        rules: [{ operations: ['CREATE'], apiGroups: ['hooks.example.com'], apiVersions: ['v1'], resources: ['widgets'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
+  });
+  const body = { apiVersion: 'hooks.example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, data: { start: 'yes' } };
+  let created: { status: number; body: any } | undefined;
+  for (let i = 0; i < 50; i++) {
+    created = await request(env.url, 'POST', '/apis/hooks.example.com/v1/namespaces/default/widgets', body);
+    if (created.status !== 404) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(created?.status, 201, JSON.stringify(created?.body));
+  const review = seen.find((s) => s.request.resource?.resource === 'widgets');
+  assert.deepEqual(review.request.object.data, { start: 'yes', defaulted: 'yes' }, 'the webhook sees the defaulted object');
+  const want = { start: 'yes', 'stage-1': 'yes', defaulted: 'yes' };
+  assert.deepEqual(created?.body.data, want);
+  assert.deepEqual((await request(env.url, 'GET', '/apis/hooks.example.com/v1/namespaces/default/widgets/w1')).body.data, want);
 });

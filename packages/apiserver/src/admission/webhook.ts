@@ -231,8 +231,11 @@ abstract class WebhookPlugin {
     };
     // A Service reference is called at https://<name>.<namespace>.svc:<port><path>, its certificate checked for that name.
     const svc = cc.service;
-    const url = cc.url ?? (svc ? `https://${svc.name}.${svc.namespace}.svc:${svc.port ?? 443}${svc.path ?? ''}` : undefined);
-    if (!url) return fail('the webhook has neither a url nor a service');
+    const base = cc.url ?? (svc ? `https://${svc.name}.${svc.namespace}.svc:${svc.port ?? 443}${svc.path ?? ''}` : undefined);
+    if (!base) return fail('the webhook has neither a url nor a service');
+    // The webhook is told its time budget as a client-go request says it: ?timeout=<duration>.
+    const timeoutSeconds = w.timeoutSeconds ?? 10;
+    const url = `${base}${base.includes('?') ? '&' : '?'}timeout=${timeoutSeconds}s`;
     let dial: { host: string; port: number } | undefined;
     if (!cc.url && svc) {
       const at = this.ctx.resolveService
@@ -242,7 +245,7 @@ abstract class WebhookPlugin {
       dial = at;
     }
     try {
-      const res = await post(url, JSON.stringify(review), cc.caBundle, (w.timeoutSeconds ?? 10) * 1000, dial);
+      const res = await post(url, JSON.stringify(review), cc.caBundle, timeoutSeconds * 1000, dial);
       const r = res.response;
       if (!r || r.uid !== uid) return fail(`expected response.uid="${uid}", got "${r?.uid ?? ''}"`);
       return r;
@@ -288,6 +291,7 @@ export class MutatingWebhooks extends WebhookPlugin implements MutatingAdmission
         const patched = applyJsonPatch(obj, ops as never, { maxOperations: Infinity }) as KubeObject;
         for (const k of Object.keys(obj)) delete obj[k];
         Object.assign(obj, patched);
+        a.defaults?.(obj);
       }
     }
   }

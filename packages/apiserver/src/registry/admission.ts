@@ -25,6 +25,12 @@ export interface AdmissionAttributes {
   user?: { name: string; groups: string[] };
   /** Warnings for the response (`Warning` headers), which plugins may add to. */
   warnings?: string[];
+  /**
+   * The resource's defaulting (upstream's ObjectDefaulter): what a mutating
+   * webhook patched is defaulted again, and a custom resource pruned by its
+   * schema (upstream prunes it on the way to storage).
+   */
+  defaults?: (obj: KubeObject) => void;
 }
 
 export interface Admission {

@@ -143,6 +143,7 @@ export class Store {
       dryRun: !!ctx?.dryRun,
       ...(ctx?.user ? { user: ctx.user } : {}),
       ...(ctx?.warnings ? { warnings: ctx.warnings } : {}),
+      ...(this.strategy.defaults ? { defaults: (o: KubeObject) => this.strategy.defaults?.(o) } : {}),
     };
   }
 
