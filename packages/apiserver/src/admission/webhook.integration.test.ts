@@ -40,6 +40,9 @@ before(async () => {
           { op: 'add', path: '/data/unknown', value: 'yes' },
         ];
         response = { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
+      } else if (path === '/attach') {
+        if (r.name === 'to-attach' && r.object.stdin === true)
+          response = { uid: r.uid, allowed: false, status: { message: `attaching to ${r.name}/${r.subResource} (${r.object.kind}) is not allowed` } };
       } else if (path === '/mutate') {
         const patch = [{ op: 'add', path: '/metadata/labels', value: { ...(r.object.metadata.labels ?? {}), mutated: 'yes' } }];
         response = { ...response, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
@@ -319,4 +322,34 @@ test('a custom resource a webhook patched is pruned and defaulted by its schema,
   const want = { start: 'yes', 'stage-1': 'yes', defaulted: 'yes' };
   assert.deepEqual(created?.body.data, want);
   assert.deepEqual((await request(env.url, 'GET', '/apis/hooks.example.com/v1/namespaces/default/widgets/w1')).body.data, want);
+});
+
+test('a CONNECT webhook sees the pod by name, the subresource and the options as the object, and may refuse the attach', async () => {
+  await request(env.url, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'attach-guard' },
+    webhooks: [
+      {
+        name: 'attach.example.com',
+        clientConfig: { url: `${hookURL}/attach`, caBundle },
+        rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/attach'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
+  });
+  let r: { status: number; body: any } | undefined;
+  for (let i = 0; i < 50; i++) {
+    r = await request(env.url, 'POST', '/api/v1/namespaces/default/pods/to-attach/attach?stdin=true&stdout=true&container=c1');
+    if (r.status === 400) break;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.equal(r?.status, 400, JSON.stringify(r?.body));
+  assert.equal(r?.body.message, 'admission webhook "attach.example.com" denied the request: attaching to to-attach/attach (PodAttachOptions) is not allowed');
+  const review = seen.find((s) => s.request.operation === 'CONNECT');
+  assert.deepEqual(review.request.kind, { group: '', version: 'v1', kind: 'PodAttachOptions' });
+  assert.deepEqual(review.request.resource, { group: '', version: 'v1', resource: 'pods' });
+  assert.equal(review.request.namespace, 'default');
+  assert.equal(review.request.object.container, 'c1');
 });

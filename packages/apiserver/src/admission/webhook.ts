@@ -167,7 +167,7 @@ abstract class WebhookPlugin {
   private conditionsMatch(w: Webhook, obj: KubeObject, a: AdmissionAttributes, gvk: { group: string; version: string; kind: string }): boolean {
     const [group, resource] = a.resource.split('/') as [string, string];
     const gvr = { group, version: gvk.version, resource };
-    const name = obj.metadata.name ?? a.old?.metadata.name ?? '';
+    const name = a.name ?? obj.metadata.name ?? a.old?.metadata.name ?? '';
     const request = admissionRequest({
       operation: a.operation,
       resource: gvr,
@@ -201,7 +201,9 @@ abstract class WebhookPlugin {
   /** Calls one webhook; returns its response, or undefined when it failed and may be ignored. */
   protected async call(w: Webhook, obj: KubeObject, a: AdmissionAttributes): Promise<AdmissionResponse | undefined> {
     const [group, resource] = a.resource.split('/') as [string, string];
-    const gvk = this.ctx.gvk(a.resource) ?? { group, version: 'v1', kind: '' };
+    const resourceGvk = this.ctx.gvk(a.resource) ?? { group, version: 'v1', kind: '' };
+    // A CONNECT's object is the request's options (PodAttachOptions, PodExecOptions), and so is its kind.
+    const gvk = a.operation === 'CONNECT' ? { ...resourceGvk, kind: obj.kind ?? resourceGvk.kind } : resourceGvk;
     const uid = randomUUID();
     const review = {
       apiVersion: 'admission.k8s.io/v1',
@@ -213,7 +215,7 @@ abstract class WebhookPlugin {
         ...(a.subresource ? { subResource: a.subresource } : {}),
         requestKind: gvk,
         requestResource: { group, version: gvk.version, resource },
-        name: obj.metadata.name ?? a.old?.metadata.name ?? '',
+        name: a.name ?? obj.metadata.name ?? a.old?.metadata.name ?? '',
         ...(a.namespace ? { namespace: a.namespace } : {}),
         operation: a.operation,
         userInfo: { username: a.user?.name ?? 'system:admin', groups: a.user?.groups ?? [] },
