@@ -158,3 +158,31 @@ test('a failing webhook fails reads of the other version with upstream error', a
     broken = false;
   }
 });
+
+test('after the storage version moves, objects stored in the old one are converted when read in the new one', async () => {
+  const crd = (await request(env.url, 'GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/endpoints.conv.example.com')).body;
+  crd.spec.versions = crd.spec.versions.map((v: { name: string }) => ({ ...v, storage: v.name === 'v2' }));
+  const put = await request(env.url, 'PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/endpoints.conv.example.com', crd);
+  assert.equal(put.status, 200, put.text);
+  let c: Awaited<ReturnType<typeof request>> | undefined;
+  for (let i = 0; i < 100; i++) {
+    await request(env.url, 'DELETE', `${V1}/c`);
+    c = await request(env.url, 'POST', V1, { apiVersion: 'conv.example.com/v1', kind: 'Endpoint', metadata: { name: 'c' }, spec: { hostPort: 'log:514' } });
+    const stored = await env.server!.storage.client.get('/registry/conv.example.com/endpoints/default/c').json();
+    if ((stored as Obj | null)?.apiVersion === 'conv.example.com/v2') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(c?.status, 201, c?.text);
+  const stored = (await env.server!.storage.client.get('/registry/conv.example.com/endpoints/default/c').json()) as Obj;
+  assert.deepEqual([stored.apiVersion, stored.spec], ['conv.example.com/v2', { host: 'log', port: 514 }]);
+  // `a` and `b` are still stored in v1: a list in v2 converts them, and only them.
+  const v2 = await request(env.url, 'GET', V2);
+  for (const o of v2.body.items as Obj[]) {
+    assert.equal(o.apiVersion, 'conv.example.com/v2', o.metadata.name as string);
+    assert.equal(o.spec?.hostPort, undefined, o.metadata.name as string);
+  }
+  assert.deepEqual((v2.body.items as Obj[]).find((o) => o.metadata.name === 'a')?.spec, { host: 'db', port: 5433 });
+  assert.deepEqual((await request(env.url, 'GET', `${V2}/b`)).body.spec, { host: 'cache', port: 6379 });
+  const v1 = await request(env.url, 'GET', V1);
+  assert.deepEqual((v1.body.items as Obj[]).find((o) => o.metadata.name === 'c')?.spec, { hostPort: 'log:514' });
+});

@@ -165,7 +165,11 @@ export class CrdController {
           fromStorage: (objs) => webhook.convert(objs, apiVersion),
           toStorage: async (o) => (await webhook.convert([{ ...o, apiVersion, kind: def.kind }], storageApiVersion))[0]!,
         };
-      } else strategy = customResourceStrategy(def.crd, apiVersion, def.kind, storageApiVersion);
+      } else {
+        strategy = customResourceStrategy(def.crd, apiVersion, def.kind, storageApiVersion);
+        // Objects stored before the storage version moved here are still in their old version: the webhook converts them on the way out.
+        if (webhook) strategy.convert = { fromStorage: (objs) => webhook.convert(objs, apiVersion), toStorage: async (o) => o };
+      }
       const key = `${def.group}/${def.version}/${def.resource}`;
       this.deps.registry.set(key, this.deps.newStore(def, strategy, cacher));
       keys.push(key);
