@@ -175,6 +175,33 @@ describe('ReplicationController', () => {
     );
   });
 
+  test('foreground deletion is not blocked by a circle of owners that all block', async () => {
+    const base = '/api/v1/namespaces/default/configmaps';
+    const made: { name: string; uid: string }[] = [];
+    for (const name of ['circle-1', 'circle-2', 'circle-3']) {
+      const r = await request(env.url, 'POST', base, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } });
+      assert.equal(r.status, 201, r.text);
+      made.push({ name, uid: r.body.metadata.uid });
+    }
+    // 1 is owned by 3, 2 by 1, 3 by 2.
+    for (const [i, owner] of [made[2]!, made[0]!, made[1]!].entries()) {
+      const p = await request(
+        env.url,
+        'PATCH',
+        `${base}/${made[i]!.name}`,
+        { metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner.name, uid: owner.uid, blockOwnerDeletion: true }] } },
+        { contentType: 'application/merge-patch+json' },
+      );
+      assert.equal(p.status, 200, p.text);
+    }
+    const del = await request(env.url, 'DELETE', `${base}/circle-1`, { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Foreground' });
+    assert.equal(del.status, 200, del.text);
+    await eventually(async () => {
+      for (const m of made) if ((await request(env.url, 'GET', `${base}/${m.name}`)).status !== 404) return false;
+      return true;
+    });
+  });
+
   test('the real kubectl: get rc (Table columns), scale rc, get cs', async (t) => {
     const bin = kubectlBinaries().default;
     if (!bin) return t.skip('no kubectl on PATH');

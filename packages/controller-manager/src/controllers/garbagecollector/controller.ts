@@ -277,8 +277,18 @@ export class GarbageCollector extends QueueController {
       for (const d of deps) {
         const refs = d.obj.metadata.ownerReferences ?? [];
         const ref = refs.find((r) => r.uid === uid);
+        if (d.obj.metadata.deletionTimestamp) {
+          if (!ref?.blockOwnerDeletion) continue;
+          // A dependent waiting for dependents of its own that wait too may be in a circle back to this owner:
+          // it stops blocking its owners, as upstream's attemptToDeleteItem does (with the same false positives).
+          if (this.deletingDependents(d.obj) && this.hasDeletingDependent(d.obj.metadata.uid!)) {
+            await this.unblockOwners(d);
+            continue;
+          }
+          blocking++;
+          continue;
+        }
         if (ref?.blockOwnerDeletion) blocking++;
-        if (d.obj.metadata.deletionTimestamp) continue;
         // A dependent with another owner that stays (a solid owner, attemptToDeleteItem) is not deleted: it only lets go of this one.
         const solid = refs.some((r) => r.uid !== uid && this.byUid.get(r.uid) && !this.byUid.get(r.uid)!.obj.metadata.deletionTimestamp);
         try {
@@ -300,6 +310,32 @@ export class GarbageCollector extends QueueController {
       }
       if (blocking > 0) return { requeueAfterMs: 500 };
       return this.removeFinalizer(res, obj, 'foregroundDeletion');
+    }
+  }
+
+  private deletingDependents(o: KubeObject): boolean {
+    return !!o.metadata.deletionTimestamp && (o.metadata.finalizers ?? []).includes('foregroundDeletion');
+  }
+
+  private hasDeletingDependent(uid: string): boolean {
+    return [...(this.dependents.get(uid) ?? [])].some((k) => {
+      const n = this.nodes.get(k);
+      return !!n && this.deletingDependents(n.obj);
+    });
+  }
+
+  /** Sets blockOwnerDeletion to false on every owner reference of `d` that blocks (unblockOwnerReferences). */
+  private async unblockOwners(d: Node): Promise<void> {
+    const refs = (d.obj.metadata.ownerReferences ?? []).filter((r) => r.blockOwnerDeletion);
+    if (!refs.length) return;
+    try {
+      await this.ctx.client.patch(
+        objectPath(d.res, d.obj),
+        { metadata: { uid: d.obj.metadata.uid, ownerReferences: refs.map((r) => ({ uid: r.uid, blockOwnerDeletion: false })) } },
+        'application/strategic-merge-patch+json',
+      );
+    } catch (e) {
+      if (!isNotFound(e) && !isConflict(e)) throw e;
     }
   }
 
