@@ -171,7 +171,9 @@ test('every record type, asked from inside a pod; the pod resolv.conf and /etc/h
   assert.match(hosts, /# Entries added by HostAliases\.\n127\.0\.0\.7\talias\.local\n/);
 });
 
-test("dig in the conformance suite's jessie-dnsutils image, as its DNS probes ask: A, SRV and PTR, over UDP and TCP", { timeout: 120_000 }, async () => {
+test("dig and nslookup in the conformance suite's jessie-dnsutils image, as its DNS probes and Service checks ask: A, SRV and PTR, over UDP and TCP", {
+  timeout: 120_000,
+}, async () => {
   const [host, port] = server.split(':') as [string, string];
   const dig = (args: string) => `echo "== ${args}"; dig @${host} -p ${port} ${args}`;
   const script = [
@@ -180,6 +182,8 @@ test("dig in the conformance suite's jessie-dnsutils image, as its DNS probes as
     dig('+notcp +noall +answer _sql._tcp.db.default.svc.cluster.local SRV'),
     dig('+notcp +noall +answer 7.40.1.127.in-addr.arpa. PTR'),
     dig('+short missing.default.svc.cluster.local A'),
+    `nslookup web.default.svc.cluster.local ${server}; echo "== nslookup $?"`,
+    `nslookup missing.default.svc.cluster.local ${server}; echo "== nslookup missing $?"`,
     'echo "== done"',
   ].join('; ');
   await post('/api/v1/namespaces/default/pods', {
@@ -210,5 +214,10 @@ test("dig in the conformance suite's jessie-dnsutils image, as its DNS probes as
     /\tIN\tSRV\t0 50 15432 db-[01]\.db\.default\.svc\.cluster\.local\.$/,
   );
   assert.equal(after('+notcp +noall +answer 7.40.1.127.in-addr.arpa. PTR'), '7.40.1.127.in-addr.arpa.\t\t30\tIN\tPTR\tweb.default.svc.cluster.local.');
-  assert.equal(after('+short missing.default.svc.cluster.local A'), '== done', 'no answer for a missing name');
+  assert.equal(after('+short missing.default.svc.cluster.local A'), `Server:\t\t${host}`, 'no answer for a missing name');
+  // nslookup as busybox prints it; its status says whether the name resolved.
+  assert.ok(log.includes(`Name:\tweb.default.svc.cluster.local\nAddress: 127.1.40.7\n`), log);
+  assert.ok(lines.includes('== nslookup 0'), log);
+  assert.ok(log.includes("** server can't find missing.default.svc.cluster.local: NXDOMAIN"), log);
+  assert.ok(lines.includes('== nslookup missing 1'), log);
 });

@@ -40,7 +40,7 @@ const NGINX = `${IMAGES_DIR}/nginx.mjs`;
 const AGNHOST = `${IMAGES_DIR}/agnhost.mjs`;
 const HTTPD = `${IMAGES_DIR}/httpd.mjs`;
 
-/** The PATH of images whose tools are the host's, with the programs kubeling adds (dig) first. */
+/** The PATH of images whose tools are the host's, with the programs kubeling adds (dig, nc, nslookup) first. */
 const TOOLS_PATH = `${IMAGES_DIR}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
 
 const CATALOG: CatalogImage[] = [
@@ -51,7 +51,7 @@ const CATALOG: CatalogImage[] = [
     aliases: ['k8s.gcr.io/e2e-test-images/agnhost', 'gcr.io/kubernetes-e2e-test-images/agnhost', 'us.gcr.io/k8s-artifacts-prod/e2e-test-images/agnhost'],
     entrypoint: [process.execPath, AGNHOST],
     cmd: ['pause'],
-    // Alpine with bind-tools and netcat upstream: dig and nc beside the host's tools.
+    // Alpine with bind-tools and netcat upstream: dig, nslookup and nc beside the host's tools.
     env: { PATH: TOOLS_PATH },
     size: 52_000_000,
     binaries: { '/agnhost': [process.execPath, AGNHOST], '/agnhost-2': [process.execPath, AGNHOST] },
