@@ -263,3 +263,30 @@ test('type changes: off ExternalName a Service gets a cluster IP (and node ports
   assert.match(again.body.spec.clusterIP, /^127\.1\.\d+\.\d+$/);
   assert.ok((await held()).includes(again.body.spec.clusterIP));
 });
+
+test('defaults: an unset targetPort is the port, and so is 0 or "" (a Go client sends an unset IntOrString as 0); ExternalName ports too', async () => {
+  const body = (name: string, targetPort: unknown, type?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name },
+    spec: {
+      ...(type ? { type, externalName: 'db.example.com' } : { selector: { app: name } }),
+      ports: [{ port: 8080, ...(targetPort === undefined ? {} : { targetPort }) }],
+    },
+  });
+  for (const [name, tp, want] of [
+    ['tp-unset', undefined, 8080],
+    ['tp-zero', 0, 8080],
+    ['tp-empty', '', 8080],
+    ['tp-named', 'http', 'http'],
+    ['tp-number', 9090, 9090],
+  ] as const) {
+    const r = await post(body(name, tp));
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual([r.body.spec.ports[0].targetPort, r.body.spec.ports[0].protocol], [want, 'TCP'], name);
+  }
+  const ext = await post(body('tp-external', undefined, 'ExternalName'));
+  assert.equal(ext.status, 201, ext.text);
+  assert.deepEqual(ext.body.spec.ports[0], { port: 8080, targetPort: 8080, protocol: 'TCP' });
+  assert.equal(ext.body.spec.internalTrafficPolicy, undefined);
+});

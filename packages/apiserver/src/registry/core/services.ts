@@ -118,12 +118,11 @@ export const serviceStrategy: Strategy = {
     const s = specOf(obj);
     s.type ??= 'ClusterIP';
     s.sessionAffinity ??= 'None';
-    if (s.type !== 'ExternalName') {
-      s.internalTrafficPolicy ??= 'Cluster';
-      for (const p of s.ports ?? []) {
-        p.protocol ??= 'TCP';
-        if (p.port !== undefined) p.targetPort ??= p.port;
-      }
+    if (s.type !== 'ExternalName') s.internalTrafficPolicy ??= 'Cluster';
+    for (const p of s.ports ?? []) {
+      p.protocol ??= 'TCP';
+      // An unset targetPort is the port; so is 0 or "", as a Go client sends an unset IntOrString.
+      if (p.port !== undefined && (p.targetPort === undefined || p.targetPort === 0 || p.targetPort === '')) p.targetPort = p.port;
     }
   },
   prepareForCreate(obj) {
