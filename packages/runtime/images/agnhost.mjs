@@ -8,7 +8,7 @@
 //           crd-conversion-webhook   (the last two in agnhost-webhook.mjs)
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
@@ -551,6 +551,27 @@ function porter() {
   onTerm(() => process.exit(0));
 }
 
+// ---- dns-suffix, dns-server-list, etc-hosts ----------------------------------------
+
+/** A file of the container (under its directory when it runs without namespaces of its own). */
+function containerFile(path) {
+  const root = process.env.KUBELING_ROOT;
+  const p = root && existsSync(join(root, path)) ? join(root, path) : path;
+  return readFileSync(p, 'utf8');
+}
+
+/** The words after the first resolv.conf line starting with `key`, comma-joined as agnhost prints them. */
+function resolvConfList(key, what) {
+  const line = containerFile('/etc/resolv.conf')
+    .split('\n')
+    .find((l) => l.startsWith(key));
+  if (line === undefined) {
+    logErr(`panic: Could not find DNS ${what} list!`);
+    process.exit(2);
+  }
+  console.log(line.split(' ').slice(1).join(','));
+}
+
 const [cmd = 'pause', ...rest] = process.argv.slice(2);
 const commands = {
   pause,
@@ -561,6 +582,9 @@ const commands = {
   'entrypoint-tester': entrypointTester,
   mounttest,
   porter,
+  'dns-suffix': () => resolvConfList('search', 'search'),
+  'dns-server-list': () => resolvConfList('nameserver', 'search'),
+  'etc-hosts': () => console.log(containerFile('/etc/hosts')),
   webhook: (args) => webhook(args, { flags, HOST }),
   'crd-conversion-webhook': (args) => crdConversionWebhook(args, { flags, HOST }),
 };

@@ -17,7 +17,10 @@ import type { ExecSession } from './streaming.js';
  * container `nsenter` into its namespaces; an Error when the command is not
  * there (checked first, as runc does, since nsenter would start regardless).
  */
-function execArgv(c: Ctr, cmd: string[]): string[] | Error {
+function execArgv(c: Ctr, named: string[]): string[] | Error {
+  // A program of the image (`/agnhost dns-suffix`) runs what stands for it, as the container's own command does.
+  const stand = c.binaries?.[named[0]!];
+  const cmd = stand ? [...stand, ...named.slice(1)] : named;
   const iso = c.isolation;
   if (!iso) return cmd;
   if (!commandExists(cmd[0]!, c.env.PATH, iso.root)) return Object.assign(new Error('executable file not found in $PATH'), { code: 'ENOENT' });

@@ -40,6 +40,8 @@ export interface Ctr {
   exited?: Promise<void>;
   /** Connections attached to the container's stdio. */
   attachers: Set<Attacher>;
+  /** The image's programs by path (`/agnhost`) and what stands for each here: a command or an exec naming one runs that. */
+  binaries?: Record<string, string[]> | undefined;
   /** Set when the container runs in namespaces of its own (`isolation.ts`): `argv` starts it there, `command` is what it runs. */
   isolation?: { tools: IsolationTools; root: ContainerRoot; command: string[]; initPid?: number | undefined } | undefined;
 }

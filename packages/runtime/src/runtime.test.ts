@@ -158,6 +158,19 @@ test("the conformance suite's agnhost, under v1.20's name too: /agnhost in a com
     'content of file "etc/resolv.conf": search ns.svc.cluster.local\nnameserver 127.1.0.10\noptions ndots:5\n',
     'the file ends with a newline, so a blank line follows',
   );
+  // An exec naming the image's program runs it too: the DNS test reads the pod's resolv.conf this way.
+  const pause = await cri.createContainer(
+    sb,
+    { metadata: { name: 'pause', attempt: 0 }, image: { image: 'k8s.gcr.io/e2e-test-images/agnhost:2.21' }, args: ['pause'] },
+    config,
+  );
+  await cri.startContainer(pause);
+  const exec = async (...cmd: string[]) => {
+    const r = await cri.execSync(pause, cmd, 10);
+    return [r.exit_code, Buffer.from(r.stdout).toString()];
+  };
+  assert.deepEqual(await exec('/agnhost', 'dns-suffix'), [0, 'ns.svc.cluster.local\n']);
+  assert.deepEqual(await exec('/agnhost', 'dns-server-list'), [0, '127.1.0.10\n']);
   await cri.removePodSandbox(sb);
 });
 

@@ -291,6 +291,7 @@ export class KubelingRuntime implements CriRuntime {
       cwd: iso ? rootDir : config.working_dir || rootDir,
       attachers: new Set(),
       isolation,
+      binaries: cat.binaries,
     });
     return id;
   }
