@@ -542,11 +542,34 @@ function goPerm(mode) {
 
 // ---- porter ------------------------------------------------------------------
 
-function porter() {
+/** The content type Go's http.DetectContentType gives a short body: HTML by its opening tag, else plain text. */
+function sniffedType(body) {
+  const t = body.replace(/^[\t\n\f\r ]+/, '');
+  const html = /^<(!DOCTYPE HTML|HTML|HEAD|SCRIPT|IFRAME|H1|DIV|FONT|TABLE|A|STYLE|TITLE|B|BODY|BR|P|!--)[ >]/i.test(t);
+  return html ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8';
+}
+
+/**
+ * SERVE_PORT_<n>=<text> serves the text on port n, SERVE_TLS_PORT_<n> over TLS
+ * (the image's localhost certificate, or CERT_FILE and KEY_FILE);
+ * --json-response answers {"Method": ..., "Body": <text>} instead.
+ */
+function porter(args) {
+  const f = flags(args, { 'json-response': false });
+  const handler = (value) => (req, res) => {
+    if (f['json-response']) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ Method: req.method, Body: value }));
+    else res.writeHead(200, { 'content-type': sniffedType(value) }).end(value);
+  };
+  const here = new URL('.', import.meta.url).pathname;
   for (const [k, v] of Object.entries(process.env)) {
-    const m = /^SERVE_PORT_(\d+)$/.exec(k);
-    if (!m) continue;
-    createServer((_req, res) => res.end(v)).listen(Number(m[1]), HOST);
+    const plain = /^SERVE_PORT_(\d+)$/.exec(k);
+    const tls = /^SERVE_TLS_PORT_(\d+)$/.exec(k);
+    if (plain) createServer(handler(v)).listen(Number(plain[1]), HOST);
+    else if (tls) {
+      const cert = readFileSync(process.env.CERT_FILE || join(here, 'porter/localhost.crt'));
+      const key = readFileSync(process.env.KEY_FILE || join(here, 'porter/localhost.key'));
+      createHttpsServer({ cert, key }, handler(v)).listen(Number(tls[1]), HOST);
+    }
   }
   onTerm(() => process.exit(0));
 }

@@ -193,8 +193,26 @@ test('test-webserver, porter, pause', async () => {
   const cors = await fetch(`http://127.0.0.1:${port}/index.txt`);
   assert.equal(cors.headers.get('access-control-allow-origin'), '*');
   const p = await freePort();
-  start(['porter'], { [`SERVE_PORT_${p}`]: 'foo' });
+  const [html, tls] = [await freePort(), await freePort()];
+  start(['porter'], { [`SERVE_PORT_${p}`]: 'foo', [`SERVE_PORT_${html}`]: '<a href="/rewriteme">test</a>', [`SERVE_TLS_PORT_${tls}`]: 'tls baz' });
   await waitFor(async () => (await get(p, '/')).body === 'foo', 10_000, 'porter');
+  // Go's content sniffing: HTML by its tag (which the apiserver's proxy rewrites), else plain text.
+  assert.equal((await fetch(`http://127.0.0.1:${p}/`)).headers.get('content-type'), 'text/plain; charset=utf-8');
+  assert.equal((await fetch(`http://127.0.0.1:${html}/`)).headers.get('content-type'), 'text/html; charset=utf-8');
+  // TLS ports with the image's localhost certificate (for 127.0.0.1 and ::1).
+  const ca = readFileSync(fileURLToPath(new URL('../images/porter/localhost.crt', import.meta.url)));
+  const tlsBody = await new Promise<string>((resolve, reject) =>
+    httpsGet({ host: '127.0.0.1', port: tls, path: '/', ca }, (res) => {
+      let b = '';
+      res.on('data', (d) => (b += d));
+      res.on('end', () => resolve(b));
+    }).on('error', reject),
+  );
+  assert.equal(tlsBody, 'tls baz');
+  const json = await freePort();
+  start(['porter', '--json-response'], { [`SERVE_PORT_${json}`]: 'foo' });
+  await waitFor(async () => (await get(json, '/')).status === 200, 10_000, 'porter --json-response');
+  assert.deepEqual(JSON.parse((await get(json, '/')).body), { Method: 'GET', Body: 'foo' });
   const pause = start(['pause']);
   await waitFor(async () => pause.out().includes('Paused'), 10_000, 'pause to start');
   const exited = new Promise<number | null>((r) => pause.on('exit', (code) => r(code)));
