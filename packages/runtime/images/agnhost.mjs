@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
 import { hostname as osHostname } from 'node:os';
 import { join, normalize } from 'node:path';
@@ -574,6 +574,141 @@ function porter(args) {
   onTerm(() => process.exit(0));
 }
 
+// ---- nettest ------------------------------------------------------------------
+
+/**
+ * A web server on --port for network checks between pods: POST /write
+ * {"Source": ...} counts a message from that source, /read answers the whole
+ * state as indented JSON, /status says pass, running or fail, /quit exits.
+ * Meanwhile it posts its hostname to every endpoint of --service (read with
+ * the pod's service account), 15 rounds, as upstream's contactOthers.
+ */
+function nettest(args) {
+  const f = flags(args, { port: '8080', peers: '8', service: 'nettest', namespace: 'default', 'delay-shutdown': '0' });
+  const peers = Number(f.peers);
+  const state = { Hostname: process.env.HOSTNAME || osHostname(), Sent: null, Received: null, Errors: null, Log: null, StillContactingPeers: true };
+  const logf = (msg) => {
+    state.Log = [...(state.Log ?? []), msg].slice(-500);
+  };
+  const appendErr = (msg) => {
+    state.Errors = [...(state.Errors ?? []), msg];
+  };
+  const delay = Number(f['delay-shutdown']);
+  if (delay > 0)
+    process.on('SIGTERM', () => {
+      log(`Sleeping ${delay} seconds before exit ...`);
+      setTimeout(() => process.exit(0), delay * 1000);
+    });
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/quit') process.exit(0);
+    if (path === '/read') return res.writeHead(200).end(JSON.stringify(state, null, '\t'));
+    if (path === '/status') {
+      const sent = Object.keys(state.Sent ?? {}).length;
+      const received = Object.keys(state.Received ?? {}).length;
+      if (sent >= peers && received >= peers) return res.end('pass');
+      if (state.StillContactingPeers) return res.end('running');
+      logf(`Declaring failure for ${f.namespace}/${f.service} with ${sent} sent and ${received} received and ${peers} peers`);
+      return res.end('fail');
+    }
+    if (path === '/write') {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        let wp = {};
+        try {
+          wp = JSON.parse(body);
+        } catch (e) {
+          appendErr(e.message);
+        }
+        if (!wp.Source) appendErr(`${state.Hostname}: Got request with no source`);
+        else {
+          state.Received ??= {};
+          state.Received[wp.Source] = (state.Received[wp.Source] ?? 0) + 1;
+        }
+        res.writeHead(200).end(`${JSON.stringify({ Hostname: state.Hostname })}\n`);
+      });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
+  });
+  server.listen(Number(f.port), HOST);
+  void contactOthers(f, peers, state, logf).finally(() => (state.StillContactingPeers = false));
+}
+
+/** GETs a path of the apiserver with the pod's service account, as client-go's in-cluster config does. */
+function inCluster(path) {
+  const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+  const host = process.env.KUBERNETES_SERVICE_HOST;
+  const port = process.env.KUBERNETES_SERVICE_PORT;
+  if (!host || !port)
+    return Promise.reject(new Error('unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined'));
+  const token = containerFile(`${sa}/token`).trim();
+  const ca = containerFile(`${sa}/ca.crt`);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host, port, path, ca, headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, timeout: 10_000 }, (res) => {
+      let b = '';
+      res.on('data', (d) => (b += d));
+      res.on('end', () => ((res.statusCode ?? 500) < 300 ? resolve(JSON.parse(b)) : reject(new Error(`${res.statusCode}: ${b}`))));
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+async function contactOthers(f, peers, state, logf) {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const sleepMs = Math.max(5, Math.floor(peers / 10)) * 1000;
+  const timeoutMs = Math.max(300, peers) * 1000;
+  const endpoints = async () => {
+    const out = new Set();
+    try {
+      const ep = await inCluster(`/api/v1/namespaces/${f.namespace}/endpoints/${f.service}`);
+      for (const ss of ep.subsets ?? []) for (const a of ss.addresses ?? []) for (const p of ss.ports ?? []) out.add(`http://${a.ip}:${p.port}`);
+    } catch (e) {
+      logf(`Unable to read the endpoints for ${f.namespace}/${f.service}: ${e.message}.`);
+    }
+    return out;
+  };
+  let version;
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await sleep(sleepMs + 1000)) {
+    try {
+      version = await inCluster('/version');
+      log(`Server version: ${JSON.stringify(version)}`);
+      break;
+    } catch (e) {
+      log(`Unable to get server version: ${e.message}; retrying.`);
+    }
+  }
+  if (!version) return;
+  for (const start = Date.now(); Date.now() - start < timeoutMs; await sleep(sleepMs)) {
+    const eps = await endpoints();
+    if (eps.size >= peers) break;
+    logf(
+      `${f.namespace}/${f.service} has ${eps.size} endpoints ([${[...eps].join(' ')}]), which is less than ${peers} as expected. Waiting for all endpoints to come up.`,
+    );
+  }
+  for (let i = 0; i < 15; i++) {
+    for (const ep of await endpoints()) {
+      logf(`Attempting to contact ${ep}`);
+      try {
+        const r = await fetch(`${ep}/write`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ Source: state.Hostname, Dest: ep }),
+        });
+        const wr = JSON.parse(await r.text());
+        state.Sent ??= {};
+        state.Sent[wr.Hostname] = (state.Sent[wr.Hostname] ?? 0) + 1;
+      } catch (e) {
+        logf(`Warning: unable to contact the endpoint "${ep}": ${e.message}`);
+      }
+    }
+    await sleep(sleepMs);
+  }
+}
+
 // ---- dns-suffix, dns-server-list, etc-hosts ----------------------------------------
 
 /** A file of the container (under its directory when it runs without namespaces of its own). */
@@ -605,6 +740,7 @@ const commands = {
   'entrypoint-tester': entrypointTester,
   mounttest,
   porter,
+  nettest,
   'dns-suffix': () => resolvConfList('search', 'search'),
   'dns-server-list': () => resolvConfList('nameserver', 'search'),
   'etc-hosts': () => console.log(containerFile('/etc/hosts')),

@@ -7,8 +7,8 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { get as httpsGet } from 'node:https';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer, get as httpsGet } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -244,4 +244,44 @@ test('mounttest: content, mode, perms, owner and new files, in the suite format'
   assert.equal(missing.code, 1);
   assert.match(missing.out, /error reading file content for/);
   assert.equal(statSync(n).mode & 0o777, 0o644);
+});
+
+test('nettest: /write counts sources, /read the state, /status pass once it has sent to and heard from its peers (found through the API)', async (t) => {
+  // The apiserver as the pod sees it: its service environment and service account files, the endpoints of --service.
+  const port = await freePort();
+  const root = mkdtempSync(join(dir, 'nettest-'));
+  const sa = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+  mkdirSync(sa, { recursive: true });
+  const certFile = fileURLToPath(new URL('../images/porter/localhost.crt', import.meta.url));
+  writeFileSync(join(sa, 'token'), 'the-token');
+  writeFileSync(join(sa, 'ca.crt'), readFileSync(certFile));
+  const seen: string[] = [];
+  const api = createHttpsServer(
+    { cert: readFileSync(certFile), key: readFileSync(fileURLToPath(new URL('../images/porter/localhost.key', import.meta.url))) },
+    (req, res) => {
+      seen.push(`${req.headers.authorization} ${req.url}`);
+      if (req.url === '/version') return res.end(JSON.stringify({ major: '1', minor: '32' }));
+      if (req.url === '/api/v1/namespaces/net/endpoints/peers')
+        return res.end(JSON.stringify({ subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port }] }] }));
+      res.writeHead(404).end('{}');
+    },
+  );
+  await new Promise<void>((r) => api.listen(0, '127.0.0.1', () => r()));
+  t.after(() => api.close());
+  const apiPort = (api.address() as { port: number }).port;
+  start(['nettest', `--port=${port}`, '--peers=1', '--service=peers', '--namespace=net'], {
+    KUBERNETES_SERVICE_HOST: '127.0.0.1',
+    KUBERNETES_SERVICE_PORT: String(apiPort),
+    KUBELING_ROOT: root,
+  });
+  await waitFor(async () => (await get(port, '/status')).body === 'pass', 15_000, 'nettest to pass');
+  assert.ok(seen.includes('Bearer the-token /api/v1/namespaces/net/endpoints/peers'), seen.join('\n'));
+  const post = await fetch(`http://127.0.0.1:${port}/write`, { method: 'POST', body: JSON.stringify({ Source: 'prestop' }) });
+  assert.deepEqual(await post.json(), { Hostname: 'agnhost-pod' });
+  const state = JSON.parse((await get(port, '/read')).body);
+  assert.equal(state.Hostname, 'agnhost-pod');
+  assert.equal(state.Received.prestop, 1);
+  assert.ok(state.Received['agnhost-pod'] >= 1 && state.Sent['agnhost-pod'] >= 1, JSON.stringify(state));
+  await fetch(`http://127.0.0.1:${port}/write`, { method: 'POST', body: '{}' });
+  assert.deepEqual(JSON.parse((await get(port, '/read')).body).Errors, ['agnhost-pod: Got request with no source']);
 });
