@@ -18,10 +18,15 @@ import { controllerKey, enqueueOn } from '../handlers.js';
 import { deleteRevisions, ensureRevision } from '../history.js';
 import type { ControllerRevision, DaemonSet, Node, Pod } from '../kinds.js';
 import { QueueController } from '../queue-controller.js';
-import { reconcileDaemonSet } from './reconcile.js';
+import { reconcileDaemonSet, targetNode } from './reconcile.js';
+
+const FAILED_BACKOFF_MS = 1000;
+const FAILED_BACKOFF_MAX_MS = 15 * 60 * 1000;
 
 export class DaemonSetController extends QueueController {
   readonly name = 'daemonset';
+  /** Per DaemonSet and node: how long failed pods there wait before the next deletion. */
+  private readonly failedBackoff = new Map<string, { delay: number; until: number }>();
   private dss!: Informer<DaemonSet>;
   private nodes!: Informer<Node>;
   private pods!: Informer<Pod>;
@@ -48,7 +53,31 @@ export class DaemonSetController extends QueueController {
     const revisions = this.revisions.store.byIndex('namespace', ns).filter((r) => controllerRef(r)?.uid === ds.metadata.uid);
     await ensureRevision(this.ctx.client, ds, 'DaemonSet', ds.spec?.template ?? {}, revisions, (_n, h) => h);
     const pods = this.pods.store.byIndex('namespace', ns).filter((p) => controllerRef(p)?.uid === ds.metadata.uid);
-    const plan = reconcileDaemonSet({ ds, pods, nodes: this.nodes.store.list(), revisions, now: Date.now() });
+    const now = Date.now();
+    const backoffKey = (node: string) => `${ds.metadata.uid}/${node}`;
+    const plan = reconcileDaemonSet({
+      ds,
+      pods,
+      nodes: this.nodes.store.list(),
+      revisions,
+      now,
+      inFailedBackoff: (node) => (this.failedBackoff.get(backoffKey(node))?.until ?? 0) > now,
+    });
+    for (const node of plan.failedOn) {
+      // 1 s, doubling to 15 min, as upstream's failedPodsBackoff; the DaemonSet is looked at again when it ends.
+      const prev = this.failedBackoff.get(backoffKey(node));
+      const delay = prev && now - prev.until < 2 * FAILED_BACKOFF_MAX_MS ? Math.min(prev.delay * 2, FAILED_BACKOFF_MAX_MS) : FAILED_BACKOFF_MS;
+      this.failedBackoff.set(backoffKey(node), { delay, until: now + delay });
+      this.queue.addAfter(key, delay);
+      void this.ctx
+        .recorder('daemonset-controller')
+        .event(
+          { ...ds, kind: 'DaemonSet', apiVersion: 'apps/v1' },
+          'Warning',
+          'FailedDaemonPod',
+          `Found failed daemon pod ${ns}/${plan.delete.find((p) => targetNode(p) === node)?.metadata.name ?? ''} on node ${node}, will try to kill it`,
+        );
+    }
     const base = `/api/v1/namespaces/${ns}/pods`;
     for (const { node, pod } of plan.create) {
       await this.ctx.client.post(base, pod);

@@ -115,6 +115,23 @@ test('extra pods on a node and pods on nodes no longer eligible are deleted; ter
   });
 });
 
+test("a failed daemon pod is deleted, outside its node's backoff; a new one comes once it is gone", () => {
+  const failed = { ...pod('f', 'n1'), status: { phase: 'Failed' } };
+  const p = run(ds(), [failed, pod('ok', 'n4')]);
+  assert.deepEqual(
+    p.delete.map((x) => x.metadata.name),
+    ['f'],
+  );
+  assert.deepEqual(p.failedOn, ['n1']);
+  assert.deepEqual(p.create, [], 'not while the failed pod is there');
+  const waiting = reconcileDaemonSet({ ds: ds(), pods: [failed, pod('ok', 'n4')], nodes: NODES, revisions: [], now: NOW, inFailedBackoff: (n) => n === 'n1' });
+  assert.deepEqual([waiting.delete, waiting.failedOn, waiting.create], [[], [], []], 'in backoff: left for later');
+  assert.deepEqual(
+    run(ds(), [pod('ok', 'n4')]).create.map((c) => c.node),
+    ['n1'],
+  );
+});
+
 test('rolling update replaces outdated pods at most maxUnavailable at a time', () => {
   const nodes = [node('n1', { disk: 'ssd' }), node('n2', { disk: 'ssd' }), node('n3', { disk: 'ssd' })];
   const old = podTemplateHash(template('v1'));

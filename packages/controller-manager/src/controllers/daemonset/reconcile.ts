@@ -86,6 +86,8 @@ export interface DaemonSetInput {
   /** The DaemonSet's ControllerRevisions. */
   revisions: readonly ControllerRevision[];
   now: number;
+  /** Whether failed pods on a node wait before being deleted again (upstream's failedPodsBackoff). */
+  inFailedBackoff?: (node: string) => boolean;
 }
 
 export interface DaemonSetPlan {
@@ -96,6 +98,8 @@ export interface DaemonSetPlan {
   delete: Pod[];
   /** Revisions past revisionHistoryLimit that no pod uses. */
   pruneRevisions: ControllerRevision[];
+  /** Nodes whose failed daemon pod is deleted now (their backoff steps on). */
+  failedOn: string[];
   /** The status to write; undefined when the current one stands. */
   status?: appsv1.DaemonSetStatus;
 }
@@ -107,7 +111,19 @@ export function reconcileDaemonSet(input: DaemonSetInput): DaemonSetPlan {
   const hash = podTemplateHash(spec?.template);
   const minReady = spec?.minReadySeconds ?? 0;
   const podSpec = spec?.template?.spec ?? {};
-  const live = input.pods.filter((p) => selector.matches(p.metadata.labels) && !p.metadata.deletionTimestamp);
+  const ours = input.pods.filter((p) => selector.matches(p.metadata.labels) && !p.metadata.deletionTimestamp);
+  // A failed daemon pod is deleted (a new one is made once it is gone), at most once per backoff step of its node.
+  const failed = ours.filter((p) => p.status?.phase === 'Failed');
+  const live = ours.filter((p) => p.status?.phase !== 'Failed');
+  const failedOn: string[] = [];
+  const failedToDelete: Pod[] = [];
+  for (const p of failed) {
+    const n = targetNode(p) ?? '';
+    if (input.inFailedBackoff?.(n)) continue;
+    if (!failedOn.includes(n)) failedOn.push(n);
+    failedToDelete.push(p);
+  }
+  const waiting = new Set(failed.map((p) => targetNode(p) ?? ''));
   const byNode = new Map<string, Pod[]>();
   for (const p of live) {
     const n = targetNode(p) ?? '';
@@ -117,10 +133,10 @@ export function reconcileDaemonSet(input: DaemonSetInput): DaemonSetPlan {
   const eligible = input.nodes.filter((n) => nodeEligible(podSpec, n));
   const eligibleNames = new Set(eligible.map((n) => n.metadata.name!));
   const create: DaemonSetPlan['create'] = [];
-  const toDelete: Pod[] = [];
+  const toDelete: Pod[] = [...failedToDelete];
   for (const n of eligible) {
     const here = on(n);
-    if (!here.length) create.push({ node: n.metadata.name!, pod: daemonPod(ds, n.metadata.name!, hash) });
+    if (!here.length && !waiting.has(n.metadata.name!)) create.push({ node: n.metadata.name!, pod: daemonPod(ds, n.metadata.name!, hash) });
     else if (here.length > 1) toDelete.push(...here.slice(1));
   }
   for (const [node, here] of byNode) if (!eligibleNames.has(node)) toDelete.push(...here);
@@ -139,7 +155,13 @@ export function reconcileDaemonSet(input: DaemonSetInput): DaemonSetPlan {
     }
   }
   const inUse = new Set([revisionName(ds, spec?.template ?? {}), ...live.map((p) => `${ds.metadata.name}-${p.metadata.labels?.[HASH] ?? ''}`)]);
-  const plan: DaemonSetPlan = { hash, create, delete: toDelete, pruneRevisions: revisionsToPrune(input.revisions, inUse, spec?.revisionHistoryLimit ?? 10) };
+  const plan: DaemonSetPlan = {
+    hash,
+    create,
+    delete: toDelete,
+    failedOn,
+    pruneRevisions: revisionsToPrune(input.revisions, inUse, spec?.revisionHistoryLimit ?? 10),
+  };
 
   const onEligible = eligible.filter((n) => on(n).length > 0);
   const first = (n: Node) => on(n)[0]!;
