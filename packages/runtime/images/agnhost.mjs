@@ -709,6 +709,44 @@ async function contactOthers(f, peers, state, logf) {
   }
 }
 
+// ---- logs-generator ------------------------------------------------------------
+
+/** A klog line: `Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg`. */
+function klogLine(level, where, msg) {
+  const d = new Date();
+  const p = (n, w = 2) => String(n).padStart(w, '0');
+  const time = `${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}.${p(d.getUTCMilliseconds(), 3)}000`;
+  return `${level}${time} ${String(process.pid).padStart(7)} ${where}] ${msg}`;
+}
+
+/** --log-lines-total N lines over --run-duration, evenly, each a made-up API request: `<id> <method> <url> <status>`. */
+function logsGenerator(args) {
+  const f = flags(args, { 'log-lines-total': '0', t: '', 'run-duration': '0', d: '' });
+  const total = Number(f.t || f['log-lines-total']);
+  const duration = goDuration(f.d || f['run-duration']);
+  if (!(total > 0)) {
+    logErr(klogLine('F', 'logs_generator.go:56', `Invalid total number of lines: ${total}`));
+    process.exit(255);
+  }
+  if (!(duration > 0)) {
+    logErr(klogLine('F', 'logs_generator.go:60', `Invalid duration: ${f.d || f['run-duration']}`));
+    process.exit(255);
+  }
+  const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
+  const alnum = 'bcdfghjklmnpqrstvwxz2456789';
+  const line = (id) => {
+    const pod = Array.from({ length: 3 + Math.floor(Math.random() * 2) }, () => pick(alnum)).join('');
+    const status = 200 + Math.floor(Math.random() * 400);
+    return `${id} ${pick(['GET', 'POST', 'PUT'])} /api/v1/namespaces/${pick(['kube-system', 'default', 'ns'])}/pods/${pod} ${status}`;
+  };
+  let id = 0;
+  logErr(klogLine('I', 'logs_generator.go:67', line(id++)));
+  const timer = setInterval(() => {
+    if (id >= total) return clearInterval(timer);
+    logErr(klogLine('I', 'logs_generator.go:67', line(id++)));
+  }, duration / total);
+}
+
 // ---- dns-suffix, dns-server-list, etc-hosts ----------------------------------------
 
 /** A file of the container (under its directory when it runs without namespaces of its own). */
@@ -741,6 +779,7 @@ const commands = {
   mounttest,
   porter,
   nettest,
+  'logs-generator': logsGenerator,
   'dns-suffix': () => resolvConfList('search', 'search'),
   'dns-server-list': () => resolvConfList('nameserver', 'search'),
   'etc-hosts': () => console.log(containerFile('/etc/hosts')),

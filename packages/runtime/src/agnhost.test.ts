@@ -285,3 +285,23 @@ test('nettest: /write counts sources, /read the state, /status pass once it has 
   await fetch(`http://127.0.0.1:${port}/write`, { method: 'POST', body: '{}' });
   assert.deepEqual(JSON.parse((await get(port, '/read')).body).Errors, ['agnhost-pod: Got request with no source']);
 });
+
+test('logs-generator: N klog lines of made-up requests over the duration, then exits', async () => {
+  const started = Date.now();
+  const r = await run(['logs-generator', '--log-lines-total', '5', '--run-duration', '500ms']);
+  assert.equal(r.code, 0);
+  assert.ok(Date.now() - started >= 400, 'spread over the duration');
+  const lines = r.out.trimEnd().split('\n');
+  assert.equal(lines.length, 5, r.out);
+  lines.forEach((l, i) =>
+    assert.match(
+      l,
+      new RegExp(
+        `^I\\d{4} \\d\\d:\\d\\d:\\d\\d\\.\\d{6} +\\d+ logs_generator\\.go:67\\] ${i} (GET|POST|PUT) /api/v1/namespaces/(kube-system|default|ns)/pods/\\w{3,4} \\d{3}$`,
+      ),
+    ),
+  );
+  const bad = await run(['logs-generator', '-t', '0', '-d', '1s']);
+  assert.equal(bad.code, 255);
+  assert.match(bad.out, /Invalid total number of lines: 0/);
+});
