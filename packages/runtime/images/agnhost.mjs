@@ -5,7 +5,8 @@
 //
 //   agnhost pause | netexec | serve-hostname | liveness | test-webserver |
 //           entrypoint-tester | mounttest | porter | webhook |
-//           crd-conversion-webhook   (the last two in agnhost-webhook.mjs)
+//           crd-conversion-webhook (these two in agnhost-webhook.mjs) | nettest |
+//           logs-generator | dns-suffix | dns-server-list | etc-hosts
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';

@@ -56,6 +56,19 @@ const CATALOG: CatalogImage[] = [
     size: 52_000_000,
     binaries: { '/agnhost': [process.execPath, AGNHOST], '/agnhost-2': [process.execPath, AGNHOST] },
   },
+  // The update demo of kubectl's conformance tests: agnhost's test-webserver serving a data.json that names the picture.
+  ...['nautilus', 'kitten'].map(
+    (name): CatalogImage => ({
+      repository: `registry.k8s.io/e2e-test-images/${name}`,
+      aliases: [`k8s.gcr.io/e2e-test-images/${name}`, `gcr.io/kubernetes-e2e-test-images/${name}`],
+      entrypoint: [process.execPath, AGNHOST],
+      cmd: ['test-webserver'],
+      env: { PATH: TOOLS_PATH },
+      copies: { '/data.json': `${IMAGES_DIR}/update-demo/${name}.json` },
+      size: 53_000_000,
+      binaries: { '/agnhost': [process.execPath, AGNHOST] },
+    }),
+  ),
   {
     // The DNS tests' querier: Debian's dnsutils (dig) beside the host's tools.
     repository: 'registry.k8s.io/e2e-test-images/jessie-dnsutils',

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { type CriError, GrpcRuntime, parseCriLine, serveCri, type CriServer, type PodSandboxConfig } from '@kubeling/cri';
 import WebSocket from 'ws';
 import { KubelingRuntime } from './runtime.js';
@@ -171,6 +172,33 @@ test("the conformance suite's agnhost, under v1.20's name too: /agnhost in a com
   };
   assert.deepEqual(await exec('/agnhost', 'dns-suffix'), [0, 'ns.svc.cluster.local\n']);
   assert.deepEqual(await exec('/agnhost', 'dns-server-list'), [0, '127.1.0.10\n']);
+  // kubectl's update demo: test-webserver serving the image's data.json.
+  assert.match(await cri.pullImage({ image: 'gcr.io/kubernetes-e2e-test-images/nautilus:1.0' }), /^sha256:/);
+  const port = await new Promise<number>((resolve) => {
+    const srv = createNetServer().listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const web = await cri.createContainer(
+    sb,
+    {
+      metadata: { name: 'nautilus', attempt: 0 },
+      image: { image: 'gcr.io/kubernetes-e2e-test-images/nautilus:1.0' },
+      args: ['test-webserver', `--port=${port}`],
+    },
+    config,
+  );
+  await cri.startContainer(web);
+  const ip = (await cri.podSandboxStatus(sb)).network!.ip;
+  let data: unknown;
+  for (let i = 0; i < 100 && data === undefined; i++) {
+    data = await fetch(`http://${ip}:${port}/data.json`)
+      .then((r) => r.json())
+      .catch(() => undefined);
+    if (data === undefined) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.deepEqual(data, { image: 'nautilus.jpg' });
   await cri.removePodSandbox(sb);
 });
 

@@ -22,7 +22,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import {
   CriError,
@@ -231,6 +231,11 @@ export class KubelingRuntime implements CriRuntime {
     const files = this.o.backend !== 'hollow' ? writeSandboxFiles(rootDir, sb.config) : {};
     const iso = this.isolation;
     if (!iso) {
+      // The image's content, in the directory that stands for its root.
+      for (const [path, src] of Object.entries(cat.copies ?? {})) {
+        mkdirSync(dirname(join(rootDir, path)), { recursive: true });
+        copyFileSync(src, join(rootDir, path));
+      }
       for (const m of config.mounts ?? []) {
         const link = join(rootDir, m.container_path);
         mkdirSync(dirname(link), { recursive: true });
