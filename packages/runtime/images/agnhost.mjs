@@ -6,9 +6,10 @@
 //   agnhost pause | netexec | serve-hostname | liveness | test-webserver |
 //           entrypoint-tester | mounttest | porter | webhook |
 //           crd-conversion-webhook (these two in agnhost-webhook.mjs) | nettest |
-//           logs-generator | dns-suffix | dns-server-list | etc-hosts
+//           logs-generator | guestbook | dns-suffix | dns-server-list | etc-hosts
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { promises as dnsPromises } from 'node:dns';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
@@ -710,6 +711,127 @@ async function contactOthers(f, peers, state, logf) {
   }
 }
 
+// ---- guestbook -----------------------------------------------------------------
+
+/** The names to try for `name`, as the C library reads resolv.conf: search domains first below ndots dots. */
+async function resolveName(name) {
+  if (/^[\d.]+$/.test(name) || name.includes(':')) return name;
+  const conf = { servers: [], search: [], ndots: 1 };
+  try {
+    for (const line of containerFile('/etc/resolv.conf').split('\n')) {
+      const [key, ...vals] = line.trim().split(/\s+/);
+      if (key === 'nameserver' && vals[0]) conf.servers.push(vals[0]);
+      else if (key === 'search') conf.search = vals;
+      else if (key === 'options') for (const o of vals) if (o.startsWith('ndots:')) conf.ndots = Number(o.slice(6)) || 1;
+    }
+  } catch {
+    // no resolv.conf: the host's resolver
+  }
+  if (!conf.servers.length) return (await dnsPromises.lookup(name, { family: 4 })).address;
+  const resolver = new dnsPromises.Resolver({ timeout: 2000, tries: 2 });
+  resolver.setServers(conf.servers);
+  const searched = conf.search.map((d) => `${name}.${d}`);
+  for (const n of name.split('.').length - 1 >= conf.ndots ? [name, ...searched] : [...searched, name]) {
+    try {
+      const [a] = await resolver.resolve4(n);
+      if (a) return a;
+    } catch {
+      // the next candidate
+    }
+  }
+  throw new Error(`lookup ${name}: no such host`);
+}
+
+/** GET http://host:port/request with a 5 s timeout: the body, or an error. */
+async function dialHTTP(request, host, port) {
+  const ip = await resolveName(host);
+  const r = await fetch(`http://${ip}:${port}/${request}`, { signal: AbortSignal.timeout(5000) });
+  return r.text();
+}
+
+/**
+ * The guestbook app of kubectl's conformance test, one program in three
+ * roles: a store (/get, /set, /register) that, given --replicaof, registers
+ * with the primary, which pushes each /set to its replicas on --backend-port;
+ * and a frontend (/guestbook?cmd=get|set) that asks agnhost-replica or
+ * agnhost-primary.
+ */
+function guestbook(args) {
+  const f = flags(args, { 'http-port': '80', 'backend-port': '6379', replicaof: '' });
+  let store = {};
+  const replicas = [];
+  const query = (req) => new URL(req.url ?? '/', 'http://x').searchParams;
+  const json = (res, v) => res.end(JSON.stringify(v));
+  const fail = (res, code, msg) => res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }).end(`${msg}\n`);
+  const handlers = {
+    '/register': (req, res) => {
+      const ip = query(req).get('host') ?? '';
+      log(`GET /register?host=${ip}`);
+      json(res, { data: store });
+      replicas.push(ip);
+      log(`Node '${ip}' registered.`);
+    },
+    '/get': (req, res) => {
+      const key = query(req).get('key') ?? '';
+      log(`GET /get?key=${key}`);
+      json(res, { data: key === '' ? store : (store[key] ?? '') });
+    },
+    '/set': async (req, res) => {
+      const q = query(req);
+      const key = q.get('key') ?? '';
+      const value = q.get('value') ?? '';
+      log(`GET /set?key=${key}&value=${value}`);
+      if (key === '') return fail(res, 400, 'cannot set with empty key.');
+      store[key] = value;
+      for (const replica of replicas) {
+        try {
+          await dialHTTP(`set?key=${key}&value=${value}`, replica, f['backend-port']);
+        } catch (e) {
+          return fail(res, 417, `encountered error while propagating to replica '${replica}': ${e.message}`);
+        }
+      }
+      json(res, { message: 'Updated' });
+    },
+    '/guestbook': async (req, res) => {
+      const q = query(req);
+      const cmd = (q.get('cmd') ?? '').toLowerCase();
+      const key = q.get('key') ?? '';
+      const value = q.get('value') ?? '';
+      log(`GET /guestbook?cmd=${cmd}&key=${key}&value=${value}`);
+      if (cmd !== 'get' && cmd !== 'set') return fail(res, 400, `unsupported cmd: '${cmd}'`);
+      if (cmd === 'set' && key === '') return fail(res, 400, 'cannot set with empty key.');
+      try {
+        res.end(await dialHTTP(`${cmd}?key=${key}&value=${value}`, cmd === 'get' ? 'agnhost-replica' : 'agnhost-primary', f['backend-port']));
+      } catch (e) {
+        fail(res, 417, `encountered error: ${e.message}`);
+      }
+    },
+  };
+  createServer((req, res) => {
+    const h = handlers[(req.url ?? '/').split('?')[0]];
+    if (!h) return fail(res, 404, '404 page not found');
+    void h(req, res);
+  }).listen(Number(f['http-port']), HOST);
+  if (!f.replicaof) return;
+  void (async () => {
+    // The address the primary pushes to: the pod's.
+    const self = process.env.POD_IP || '127.0.0.1';
+    for (const start = Date.now(); Date.now() - start < 15_000; await new Promise((r) => setTimeout(r, 1000))) {
+      try {
+        log(`Registering to primary: ${f.replicaof}:${f['backend-port']}/register?host=${self}`);
+        const answer = JSON.parse(await dialHTTP(`register?host=${self}`, f.replicaof, f['backend-port']));
+        store = answer.data ?? {};
+        log(`Registered to node: ${f.replicaof}`);
+        return;
+      } catch (e) {
+        log(`encountered error while registering to primary: ${e.message}. Retrying in 1s.`);
+      }
+    }
+    logErr('Timed out while registering to primary.');
+    process.exit(1);
+  })();
+}
+
 // ---- logs-generator ------------------------------------------------------------
 
 /** A klog line: `Lmmdd hh:mm:ss.uuuuuu threadid file:line] msg`. */
@@ -781,6 +903,7 @@ const commands = {
   porter,
   nettest,
   'logs-generator': logsGenerator,
+  guestbook,
   'dns-suffix': () => resolvConfList('search', 'search'),
   'dns-server-list': () => resolvConfList('nameserver', 'search'),
   'etc-hosts': () => console.log(containerFile('/etc/hosts')),

@@ -305,3 +305,21 @@ test('logs-generator: N klog lines of made-up requests over the duration, then e
   assert.equal(bad.code, 255);
   assert.match(bad.out, /Invalid total number of lines: 0/);
 });
+
+test('guestbook: a replica registers with its primary, which pushes each set to it; the frontend refuses other commands', async () => {
+  const backend = await freePort();
+  start(['guestbook', `--http-port=${backend}`, `--backend-port=${backend}`], { POD_IP: '127.0.0.2' });
+  await waitFor(async () => (await get(backend, '/get', '127.0.0.2')).status === 200, 10_000, 'the primary');
+  assert.deepEqual(await get(backend, '/set?key=messages&value=first', '127.0.0.2'), { status: 200, body: '{"message":"Updated"}' });
+  start(['guestbook', `--http-port=${backend}`, `--backend-port=${backend}`, '--replicaof=127.0.0.2'], { POD_IP: '127.0.0.3' });
+  // Registered: it starts from the primary's store, and later sets reach it.
+  await waitFor(async () => (await get(backend, '/get?key=messages', '127.0.0.3')).body === '{"data":"first"}', 10_000, 'the replica to register');
+  assert.equal((await get(backend, '/set?key=messages&value=second', '127.0.0.2')).body, '{"message":"Updated"}');
+  assert.equal((await get(backend, '/get?key=messages', '127.0.0.3')).body, '{"data":"second"}');
+  assert.equal((await get(backend, '/get', '127.0.0.3')).body, '{"data":{"messages":"second"}}');
+  assert.deepEqual(await get(backend, '/set?value=x', '127.0.0.2'), { status: 400, body: 'cannot set with empty key.\n' });
+  const front = await freePort();
+  start(['guestbook', `--http-port=${front}`, `--backend-port=${backend}`]);
+  await waitFor(async () => (await get(front, '/guestbook?cmd=del')).status === 400, 10_000, 'the frontend');
+  assert.equal((await get(front, '/guestbook?cmd=del')).body, "unsupported cmd: 'del'\n");
+});
