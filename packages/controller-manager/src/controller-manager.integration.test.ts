@@ -280,6 +280,26 @@ describe('endpoints and job controllers', () => {
     );
     assert.ok(events.some((e) => e.reason === 'Completed'));
   });
+
+  test('a Job adopts its orphaned pod again and releases a pod whose labels stop matching', async () => {
+    const created = await request(env.url, 'POST', '/apis/batch/v1/namespaces/default/jobs', {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'adopter' },
+      spec: { parallelism: 1, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+    });
+    assert.equal(created.status, 201, created.text);
+    const uid = created.body.metadata.uid as string;
+    const path = '/api/v1/namespaces/default/pods';
+    const pod = await eventually(async () => ((await request(env.url, 'GET', `${path}?labelSelector=job-name%3Dadopter`)).body.items as any[])[0]);
+    const ownerOf = async () => (await request(env.url, 'GET', `${path}/${pod.metadata.name}`)).body.metadata.ownerReferences?.find((r: any) => r.controller);
+    const merge = { contentType: 'application/merge-patch+json' };
+    assert.equal((await request(env.url, 'PATCH', `${path}/${pod.metadata.name}`, { metadata: { ownerReferences: null } }, merge)).status, 200);
+    const adopted = await eventually(async () => (await ownerOf())?.uid === uid && (await ownerOf()));
+    assert.deepEqual(adopted, { apiVersion: 'batch/v1', kind: 'Job', name: 'adopter', uid, controller: true, blockOwnerDeletion: true });
+    assert.equal((await request(env.url, 'PATCH', `${path}/${pod.metadata.name}`, { metadata: { labels: null } }, merge)).status, 200);
+    await eventually(async () => (await ownerOf()) === undefined);
+  });
 });
 
 describe('cronjob controller', () => {

@@ -9,13 +9,15 @@
  * The decisions are `reconcile.ts`'s; this class reads the listers and does the
  * I/O: deletions, creations (slow start), the event, the status.
  */
-import { isConflict, isNotFound } from '@kubeling/apimachinery';
-import type { Informer } from '@kubeling/client';
+import { isConflict, isNotFound, selectorFromLabelSelector } from '@kubeling/apimachinery';
+import { keyOf, type Informer } from '@kubeling/client';
 import { controllerRef } from '@kubeling/component-helpers';
 import { controllerKey, enqueueOn } from '../handlers.js';
 import type { Job, Pod } from '../kinds.js';
 import { QueueController } from '../queue-controller.js';
+import { claimPods } from '../replicaset/reconcile.js';
 import { slowStartBatch } from '../replicaset/slow-start.js';
+import { adoptPod, releasePod } from '../claim.js';
 import { reconcileJob } from './reconcile.js';
 
 export class JobController extends QueueController {
@@ -27,14 +29,32 @@ export class JobController extends QueueController {
     this.jobs = this.ctx.informers.informer<Job>({ path: '/apis/batch/v1/jobs' });
     this.pods = this.ctx.informers.informer<Pod>({ path: '/api/v1/pods' });
     enqueueOn(this.jobs, this.queue, { on: ['add', 'update'] });
-    enqueueOn(this.pods, this.queue, { keys: controllerKey('Job') });
+    // A pod's Job, and for an orphan the Jobs whose selector matches it (they may adopt it); a Job that lost a pod too.
+    enqueueOn(this.pods, this.queue, { keys: (p) => (controllerRef(p) ? controllerKey('Job')(p) : this.matching(p)), updateOld: true });
+  }
+
+  private matching(pod: Pod): string[] {
+    if (pod.metadata.deletionTimestamp) return [];
+    return this.jobs.store.byIndex('namespace', pod.metadata.namespace ?? '').flatMap((j) => {
+      try {
+        return selectorFromLabelSelector(j.spec?.selector).matches(pod.metadata.labels) ? [keyOf(j)] : [];
+      } catch {
+        return [];
+      }
+    });
   }
 
   async reconcile(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const job = this.jobs.store.get(key);
     if (!job || job.metadata.deletionTimestamp) return;
     const ns = job.metadata.namespace!;
-    const pods = this.pods.store.byIndex('namespace', ns).filter((p) => controllerRef(p)?.uid === job.metadata.uid);
+    // Claim: owned pods that still match, matching orphans adopted, the rest released (ControllerRefManager).
+    const pods: Pod[] = [];
+    for (const { pod, action } of claimPods(job, this.pods.store.byIndex('namespace', ns))) {
+      if (action === 'own') pods.push(pod);
+      else if (action === 'release') await releasePod(this.ctx.client, pod, job.metadata.uid!);
+      else if (await adoptPod(this.ctx.client, pod, job, { apiVersion: 'batch/v1', kind: 'Job' })) pods.push(pod);
+    }
     const plan = reconcileJob({ job, pods, now: Date.now() });
     await this.deletePods(plan.delete, ns);
     if (plan.create > 0) await this.createPods(job, plan.template, plan.create);

@@ -23,6 +23,7 @@ import { keyOf, type Informer } from '@kubeling/client';
 import { controllerRef } from '@kubeling/component-helpers';
 import { enqueueOn } from '../handlers.js';
 import type { Pod, ReplicaSet } from '../kinds.js';
+import { adoptPod, releasePod } from '../claim.js';
 import { QueueController } from '../queue-controller.js';
 import { Expectations } from './expectations.js';
 import { claimPods, reconcileReplicaSet, REPLICASET_KIND, replicaSetStatus, statusChanged, type OwnerKind, type ReplicaSetPlan } from './reconcile.js';
@@ -201,38 +202,12 @@ export class ReplicaSetController extends QueueController {
     }
   }
 
-  private async adopt(pod: Pod, rs: ReplicaSet): Promise<boolean> {
-    const patch = {
-      metadata: {
-        ownerReferences: [
-          {
-            apiVersion: this.owner.apiVersion,
-            kind: this.owner.kind,
-            name: rs.metadata.name,
-            uid: rs.metadata.uid,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-        uid: pod.metadata.uid,
-      },
-    };
-    try {
-      await this.ctx.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, patch, 'application/strategic-merge-patch+json');
-      return true;
-    } catch (e) {
-      if (isNotFound(e) || isConflict(e)) return false;
-      throw e;
-    }
+  private adopt(pod: Pod, rs: ReplicaSet): Promise<boolean> {
+    return adoptPod(this.ctx.client, pod, rs, this.owner);
   }
 
-  private async release(pod: Pod, rs: ReplicaSet): Promise<void> {
-    const patch = { metadata: { ownerReferences: [{ $patch: 'delete', uid: rs.metadata.uid }], uid: pod.metadata.uid } };
-    try {
-      await this.ctx.client.patch(`/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`, patch, 'application/strategic-merge-patch+json');
-    } catch (e) {
-      if (!isNotFound(e) && !isConflict(e)) throw e;
-    }
+  private release(pod: Pod, rs: ReplicaSet): Promise<void> {
+    return releasePod(this.ctx.client, pod, rs.metadata.uid!);
   }
 
   private async writeStatus(rs: ReplicaSet, status: NonNullable<ReplicaSet['status']>): Promise<void> {

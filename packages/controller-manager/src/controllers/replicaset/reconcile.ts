@@ -73,7 +73,10 @@ export interface Claim {
  * (ControllerRefManager.ClaimPods): nothing is adopted or released by a
  * ReplicaSet being deleted, and terminating orphans are left alone.
  */
-export function claimPods(rs: ReplicaSet, pods: readonly Pod[]): Claim[] {
+/** What claiming reads of the owner: its identity, whether it is being deleted, and its selector. */
+export type Claimer = { metadata: ReplicaSet['metadata']; spec?: { selector?: NonNullable<ReplicaSet['spec']>['selector'] } | undefined };
+
+export function claimPods(rs: Claimer, pods: readonly Pod[]): Claim[] {
   const selector = selectorFromLabelSelector(rs.spec?.selector);
   const deleting = !!rs.metadata.deletionTimestamp;
   const claims: Claim[] = [];
