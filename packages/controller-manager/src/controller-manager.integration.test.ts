@@ -181,12 +181,16 @@ describe('endpoints and job controllers', () => {
       metadata: { name: 'svc' },
       spec: { selector: { app: 'ep' }, ports: [{ name: 'http', port: 80, targetPort: 'web' }] },
     });
-    for (const n of ['ep-1', 'ep-2']) {
+    // ep-1's subdomain is the Service: its address carries its hostname; ep-2's is another one.
+    for (const [n, subdomain] of [
+      ['ep-1', 'svc'],
+      ['ep-2', 'elsewhere'],
+    ]) {
       await request(env.url, 'POST', '/api/v1/namespaces/default/pods', {
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { name: n, labels: { app: 'ep' } },
-        spec: { containers: [{ name: 'c', image: 'nginx', ports: [{ name: 'web', containerPort: 8080 }] }] },
+        spec: { hostname: `host-${n}`, subdomain, containers: [{ name: 'c', image: 'nginx', ports: [{ name: 'web', containerPort: 8080 }] }] },
       });
     }
     const p1 = (await request(env.url, 'GET', '/api/v1/namespaces/default/pods/ep-1')).body;
@@ -198,6 +202,8 @@ describe('endpoints and job controllers', () => {
       return e.subsets?.[0]?.addresses?.length === 1 && e.subsets[0].notReadyAddresses?.length === 1 && e;
     });
     assert.equal(ep.subsets[0].addresses[0].ip, '127.20.0.1');
+    assert.equal(ep.subsets[0].addresses[0].hostname, 'host-ep-1');
+    assert.equal(ep.subsets[0].notReadyAddresses[0].hostname, undefined);
     assert.deepEqual(ep.subsets[0].ports, [{ name: 'http', port: 8080, protocol: 'TCP' }]);
   });
 
@@ -218,10 +224,10 @@ describe('endpoints and job controllers', () => {
     assert.equal(slice.addressType, 'IPv4');
     assert.deepEqual(slice.ports, [{ name: 'http', protocol: 'TCP', port: 8080 }]);
     assert.deepEqual(
-      slice.endpoints.map((e: any) => [e.addresses[0], e.conditions, e.targetRef.name]),
+      slice.endpoints.map((e: any) => [e.addresses[0], e.conditions, e.targetRef.name, e.hostname]),
       [
-        ['127.20.0.1', { ready: true, serving: true, terminating: false }, 'ep-1'],
-        ['127.20.0.2', { ready: false, serving: false, terminating: false }, 'ep-2'],
+        ['127.20.0.1', { ready: true, serving: true, terminating: false }, 'ep-1', 'host-ep-1'],
+        ['127.20.0.2', { ready: false, serving: false, terminating: false }, 'ep-2', undefined],
       ],
     );
     // Another client's change is put back.

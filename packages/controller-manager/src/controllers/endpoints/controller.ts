@@ -84,6 +84,8 @@ export class EndpointsController extends QueueController {
       subsets.set(sig, subset);
       const addr: EndpointAddress = {
         ip: p.status!.podIP!,
+        // A pod whose subdomain is this Service is known by its hostname (<hostname>.<service>.<ns>.svc).
+        ...(p.spec?.hostname && p.spec.subdomain === name ? { hostname: p.spec.hostname } : {}),
         ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
         targetRef: { kind: 'Pod', namespace: ns, name: p.metadata.name!, uid: p.metadata.uid! },
       };

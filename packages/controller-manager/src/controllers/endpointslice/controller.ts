@@ -101,6 +101,8 @@ export class EndpointSliceController extends QueueController {
       g.endpoints.push({
         addresses: [p.status!.podIP!],
         conditions: { ready: (serving && !terminating) || !!spec.publishNotReadyAddresses, serving, terminating },
+        // A pod whose subdomain is this Service is known by its hostname (ShouldSetHostname).
+        ...(p.spec?.hostname && p.spec.subdomain === svc.metadata.name ? { hostname: p.spec.hostname } : {}),
         ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
         targetRef: { kind: 'Pod', namespace: ns, name: p.metadata.name!, uid: p.metadata.uid! },
       });
