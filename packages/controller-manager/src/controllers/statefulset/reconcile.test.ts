@@ -97,6 +97,12 @@ test('scale-down removes the highest ordinal first, one at a time under OrderedR
   assert.deepEqual(steps(run(set({ replicas: 2 }), pods)), ['delete db-3']);
   assert.deepEqual(steps(run(set({ replicas: 2 }), [pod(0), pod(1), pod(2), pod(3, { deleting: true })])), [], 'waits for db-3 to go');
   assert.deepEqual(steps(run(set({ replicas: 2, parallel: true }), pods)), ['delete db-3', 'delete db-2']);
+  // An unhealthy pod halts the scale-down unless it is the lowest unhealthy one.
+  const unready = [pod(0, { ready: false }), pod(1, { ready: false }), pod(2, { ready: false })];
+  assert.deepEqual(steps(run(set({ replicas: 0 }), unready)), [], 'db-0 is the first unhealthy pod: db-2 waits for it');
+  assert.deepEqual(steps(run(set({ replicas: 0 }), [pod(0, { ready: false }), pod(1), pod(2)])), ['delete db-2'], 'healthy pods go');
+  assert.deepEqual(steps(run(set({ replicas: 0 }), [pod(0, { ready: false })])), ['delete db-0'], 'the first unhealthy pod itself goes');
+  assert.deepEqual(steps(run(set({ replicas: 0, parallel: true }), unready)), ['delete db-2', 'delete db-1', 'delete db-0'], 'Parallel does not wait');
 });
 
 test('a failed pod is deleted so that it is made again', () => {

@@ -143,11 +143,14 @@ export function reconcileStatefulSet(input: StatefulSetInput): StatefulSetPlan {
     }
     // Scale down from the highest ordinal, one at a time under OrderedReady.
     const condemned = [...byOrdinal.entries()].filter(([i]) => !wanted.includes(i)).sort(([a], [b]) => b - a);
+    // The unhealthy pod of the lowest ordinal: under OrderedReady, no other unhealthy pod is deleted before it is healthy.
+    const firstUnhealthy = [...byOrdinal.entries()].sort(([a], [b]) => a - b).find(([, p]) => p.metadata.deletionTimestamp || !runningAndReady(p))?.[1];
     for (const [, p] of condemned) {
       if (p.metadata.deletionTimestamp) {
         if (!parallel) return;
         continue;
       }
+      if (!parallel && !runningAndReady(p) && p !== firstUnhealthy) return;
       actions.push({ type: 'delete', pod: p });
       if (!parallel) return;
     }
