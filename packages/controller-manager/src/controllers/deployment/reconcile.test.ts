@@ -113,6 +113,32 @@ test('rolling update: the new ReplicaSet starts within maxSurge, old ones shrink
   assert.deepEqual(scales(run(d, [replicaSet('v1', 1, 2), replicaSet('v2', 2, 2, 0)])), []);
 });
 
+test('a scaling event mid-rollout spreads the change over the ReplicaSets in proportion (upstream scale)', () => {
+  const sized = (rs: ReplicaSet, desired: number, max: number): ReplicaSet => ({
+    ...rs,
+    metadata: {
+      ...rs.metadata,
+      annotations: {
+        ...rs.metadata.annotations,
+        'deployment.kubernetes.io/desired-replicas': String(desired),
+        'deployment.kubernetes.io/max-replicas': String(max),
+      },
+    },
+  });
+  const strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 3, maxUnavailable: 2 } };
+  // The conformance test: 10 replicas mid-rollout (8 old, 5 new, none of them available), scaled to 30.
+  const rollout = [sized(replicaSet('v1', 1, 8), 10, 13), sized(replicaSet('v2', 2, 5, 0), 10, 13)];
+  const up = run(deployment({ replicas: 30, strategy, revision: '2' }), rollout);
+  assert.deepEqual(scales(up), ['v1:8->20', 'v2:5->13']);
+  assert.equal(up.createReplicaSet, undefined);
+  assert.deepEqual(up.scaleAnnotations, { 'deployment.kubernetes.io/desired-replicas': '30', 'deployment.kubernetes.io/max-replicas': '33' });
+  // Down again: the larger first, leftovers to it.
+  const down = run(deployment({ replicas: 10, strategy, revision: '2' }), [sized(replicaSet('v1', 1, 20), 30, 33), sized(replicaSet('v2', 2, 13, 0), 30, 33)]);
+  assert.deepEqual(scales(down), ['v1:20->8', 'v2:13->5']);
+  // One active ReplicaSet takes the whole count.
+  assert.deepEqual(scales(run(deployment({ replicas: 5, revision: '2' }), [replicaSet('v1', 1, 0), sized(replicaSet('v2', 2, 3), 3, 4)])), ['v2:3->5']);
+});
+
 test('rolling update with maxUnavailable 0 never takes an available replica away before a new one is available', () => {
   const d = deployment({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } });
   assert.deepEqual(scales(run(d, [replicaSet('v1', 1, 3), replicaSet('v2', 2, 1, 0)])), []);

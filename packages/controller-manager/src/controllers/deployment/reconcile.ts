@@ -176,6 +176,13 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
     return plan;
   }
 
+  // A scaling event (an active ReplicaSet was sized for another replica count): only resize, proportionally (sync/scale).
+  if (owned.some((r) => specReplicas(r) > 0 && r.metadata.annotations?.[DESIRED] !== undefined && Number(r.metadata.annotations[DESIRED]) !== replicas)) {
+    scaleForReplicas(d, newRS, olds, replicas, maxSurge, scale);
+    finish(false);
+    return plan;
+  }
+
   if (!newRS) {
     const recreate = strategy.type === 'Recreate';
     const initial =
@@ -212,6 +219,71 @@ export function reconcileDeployment(input: DeploymentInput): DeploymentPlan {
   finish(true);
   if (!plan.complete && spec?.progressDeadlineSeconds) plan.requeueAfterMs = Math.min(spec.progressDeadlineSeconds * 1000, 10_000);
   return plan;
+}
+
+const created = (r: ReplicaSet) => Date.parse(r.metadata.creationTimestamp ?? '') || 0;
+
+/**
+ * A Deployment's replica count changed mid-rollout (DeploymentController.scale):
+ * a lone active (or else the newest) ReplicaSet takes the whole count; a
+ * saturated new one leaves the old ones at 0; otherwise, under RollingUpdate,
+ * what the change adds or removes is spread over the active ReplicaSets in
+ * proportion to their size against the max-replicas they were sized for, the
+ * rounding leftover going to the largest.
+ */
+function scaleForReplicas(
+  d: Deployment,
+  newRS: ReplicaSet | undefined,
+  olds: ReplicaSet[],
+  replicas: number,
+  maxSurge: number,
+  scale: (rs: ReplicaSet, from: number, to: number) => void,
+): void {
+  const all = [...(newRS ? [newRS] : []), ...olds];
+  const active = all.filter((r) => specReplicas(r) > 0);
+  const lone = active.length === 1 ? active[0] : active.length === 0 ? (newRS ?? [...olds].sort((a, b) => created(b) - created(a))[0]) : undefined;
+  if (lone) {
+    if (specReplicas(lone) !== replicas) scale(lone, specReplicas(lone), replicas);
+    return;
+  }
+  const saturated =
+    newRS &&
+    specReplicas(newRS) === replicas &&
+    Number(newRS.metadata.annotations?.[DESIRED]) === replicas &&
+    (newRS.status?.availableReplicas ?? 0) === replicas;
+  if (saturated) {
+    for (const old of olds) if (specReplicas(old) > 0) scale(old, specReplicas(old), 0);
+    return;
+  }
+  if (d.spec?.strategy?.type === 'Recreate') return;
+  const allowed = replicas > 0 ? replicas + maxSurge : 0;
+  const toAdd = allowed - active.reduce((n, r) => n + specReplicas(r), 0);
+  // Larger first; among equals the newer first when growing, the older first when shrinking.
+  active.sort(
+    (a, b) =>
+      specReplicas(b) - specReplicas(a) || (toAdd > 0 ? created(b) - created(a) : created(a) - created(b)) || a.metadata.name!.localeCompare(b.metadata.name!),
+  );
+  const size = new Map<ReplicaSet, number>();
+  let added = 0;
+  for (const rs of active) {
+    let proportion = 0;
+    if (toAdd !== 0 && toAdd !== added) {
+      let fraction: number;
+      if (replicas === 0) fraction = -specReplicas(rs);
+      else {
+        const before = Number(rs.metadata.annotations?.[MAX]) || (d.status?.replicas ?? 0);
+        fraction = before ? Math.round((specReplicas(rs) * allowed) / before) - specReplicas(rs) : 0;
+      }
+      proportion = toAdd > 0 ? Math.min(fraction, toAdd - added) : Math.max(fraction, toAdd - added);
+    }
+    size.set(rs, specReplicas(rs) + proportion);
+    added += proportion;
+  }
+  active.forEach((rs, i) => {
+    let to = size.get(rs)!;
+    if (i === 0 && toAdd !== 0) to = Math.max(0, to + toAdd - added);
+    if (to !== specReplicas(rs)) scale(rs, specReplicas(rs), to);
+  });
 }
 
 /**
