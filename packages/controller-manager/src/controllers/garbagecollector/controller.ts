@@ -277,18 +277,8 @@ export class GarbageCollector extends QueueController {
       for (const d of deps) {
         const refs = d.obj.metadata.ownerReferences ?? [];
         const ref = refs.find((r) => r.uid === uid);
-        if (d.obj.metadata.deletionTimestamp) {
-          if (!ref?.blockOwnerDeletion) continue;
-          // A dependent waiting for dependents of its own that wait too may be in a circle back to this owner:
-          // it stops blocking its owners, as upstream's attemptToDeleteItem does (with the same false positives).
-          if (this.deletingDependents(d.obj) && this.hasDeletingDependent(d.obj.metadata.uid!)) {
-            await this.unblockOwners(d);
-            continue;
-          }
-          blocking++;
-          continue;
-        }
         if (ref?.blockOwnerDeletion) blocking++;
+        if (d.obj.metadata.deletionTimestamp) continue;
         // A dependent with another owner that stays (a solid owner, attemptToDeleteItem) is not deleted: it only lets go of this one.
         const solid = refs.some((r) => r.uid !== uid && this.byUid.get(r.uid) && !this.byUid.get(r.uid)!.obj.metadata.deletionTimestamp);
         try {
@@ -300,6 +290,9 @@ export class GarbageCollector extends QueueController {
             );
             continue;
           }
+          // A dependent with a dependent of its own already waiting for its dependents may close a circle back to
+          // this owner: it stops blocking its owners before it goes (upstream's attemptToDeleteItem, with its false positives).
+          if (this.hasDeletingDependent(d.obj.metadata.uid!)) await this.unblockOwners(d);
           await this.ctx.client.delete(objectPath(d.res, d.obj), {
             propagationPolicy: 'Foreground',
             preconditions: { uid: d.obj.metadata.uid },
