@@ -70,9 +70,12 @@ function status(res: ServerResponse, code: number, reason: string, message: stri
     .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
 }
 
-/** Reads a CRI log file into plain output lines (partial lines joined). */
-export function criToLines(text: string, timestamps: boolean, sinceMs?: number): string[] {
-  const out: string[] = [];
+/**
+ * Reads a CRI log file into output: whole lines (partial pieces joined to the
+ * line they end in), and a last partial piece that no full line ended, as it is.
+ */
+function criOutput(text: string, timestamps: boolean, sinceMs?: number): { lines: string[]; rest: string } {
+  const lines: string[] = [];
   let partial = '';
   let partialTime = '';
   for (const raw of text.split('\n')) {
@@ -88,9 +91,20 @@ export function criToLines(text: string, timestamps: boolean, sinceMs?: number):
     const content = partial + l.content;
     const time = partial ? partialTime : l.time;
     partial = '';
-    out.push(timestamps ? `${time} ${content}` : content);
+    lines.push(timestamps ? `${time} ${content}` : content);
   }
-  return out;
+  return { lines, rest: partial && timestamps ? `${partialTime} ${partial}` : partial };
+}
+
+/** Reads a CRI log file into plain output lines (partial lines joined; a last unended piece left out). */
+export function criToLines(text: string, timestamps: boolean, sinceMs?: number): string[] {
+  return criOutput(text, timestamps, sinceMs).lines;
+}
+
+/** The output of a CRI log as a reader gets it: each line with its newline, a last unended piece without one (as upstream's ReadLogs). */
+export function criToChunks(text: string, timestamps: boolean, sinceMs?: number): string[] {
+  const { lines, rest } = criOutput(text, timestamps, sinceMs);
+  return [...lines.map((l) => `${l}\n`), ...(rest ? [rest] : [])];
 }
 
 export class KubeletServer {
@@ -292,9 +306,8 @@ export class KubeletServer {
     const follow = q.get('follow') === 'true' && !previous;
     res.writeHead(200, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' });
     let sent = 0;
-    const write = (lines: string[]) => {
-      for (const l of lines) {
-        let chunk = `${l}\n`;
+    const write = (chunks: string[]) => {
+      for (let chunk of chunks) {
         if (limit !== undefined) {
           if (sent >= limit) return false;
           if (sent + chunk.length > limit) chunk = chunk.slice(0, limit - sent);
@@ -322,7 +335,7 @@ export class KubeletServer {
         await fh.close();
       }
     };
-    let lines = criToLines(await readNew(), timestamps, since);
+    let lines = criToChunks(await readNew(), timestamps, since);
     if (tail !== undefined && tail >= 0) lines = lines.slice(Math.max(0, lines.length - tail));
     if (!write(lines) || !follow) {
       res.end();
@@ -332,11 +345,11 @@ export class KubeletServer {
     req.on('close', () => (closed = true));
     while (!closed) {
       await new Promise((r) => setTimeout(r, 200));
-      const more = criToLines(await readNew(), timestamps);
+      const more = criToChunks(await readNew(), timestamps);
       if (!write(more)) break;
       const cur = await this.o.runtime.containerStatus(inst.id).catch(() => undefined);
       if (!cur || cur.state === 'CONTAINER_EXITED') {
-        write(criToLines(await readNew(), timestamps));
+        write(criToChunks(await readNew(), timestamps));
         break;
       }
     }
