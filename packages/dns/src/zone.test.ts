@@ -42,6 +42,7 @@ const services = [
   }),
   svc('default', 'db', { clusterIP: 'None', ports: [{ name: 'sql', port: 5432, protocol: 'TCP' }] }),
   svc('default', 'ext', { type: 'ExternalName', externalName: 'example.org' }),
+  svc('default', 'inside', { type: 'ExternalName', externalName: 'web.default.svc.cluster.local' }),
   svc('other', 'v6', { clusterIP: 'fd00::10', clusterIPs: ['fd00::10'] }),
 ];
 const slices = [
@@ -132,6 +133,22 @@ test('ExternalName: a CNAME to the external name, whatever the type asked', () =
       [['CNAME', 'example.org']],
     );
   }
+});
+
+test('ExternalName naming a Service of the cluster: the CNAME, then the target records (the chain CoreDNS follows in its zone)', () => {
+  const a = zone.answer('inside.default.svc.cluster.local', 'A');
+  assert.equal(a.rcode, 'NOERROR');
+  assert.deepEqual(
+    a.answers.map((x) => [x.name, x.type, x.data]),
+    [
+      ['inside.default.svc.cluster.local', 'CNAME', 'web.default.svc.cluster.local'],
+      ['web.default.svc.cluster.local', 'A', '127.1.0.20'],
+    ],
+  );
+  assert.deepEqual(
+    zone.answer('inside.default.svc.cluster.local', 'CNAME').answers.map((x) => x.type),
+    ['CNAME'],
+  );
 });
 
 test('pods: the address a dashed name spells, in any namespace that exists', () => {

@@ -187,7 +187,17 @@ export class Zone {
     const rel = n === this.domain ? [] : n.slice(0, -(this.domain.length + 1)).split('.');
     const found = this.lookup(name, rel, qtype);
     if (found === undefined) return { rcode: 'NXDOMAIN', answers: [], additionals: [], authorities: [this.soa()] };
-    const answers = found.answers;
+    const answers = [...found.answers];
+    // A CNAME (an ExternalName Service) inside the zone is followed, as CoreDNS's kubernetes plugin does, a few hops at most.
+    for (let hop = 0; hop < 8 && qtype !== 'CNAME'; hop++) {
+      const last = answers.at(-1);
+      if (last?.type !== 'CNAME' || answers.length !== hop + 1) break;
+      const target = String(last.data);
+      if (!this.authoritative(target) || target === this.domain) break;
+      const next = this.lookup(target, target.slice(0, -(this.domain.length + 1)).split('.'), qtype);
+      if (!next) break;
+      answers.push(...next.answers);
+    }
     return { rcode: 'NOERROR', answers, additionals: found.additionals ?? [], authorities: answers.length ? [] : [this.soa()] };
   }
 
