@@ -2,7 +2,8 @@
  * activeDeadlineSeconds and termination messages on kubeling's runtime: a
  * pod past its deadline is stopped and fails with DeadlineExceeded; a
  * container's termination message comes from the file mounted at its
- * terminationMessagePath, or from its log's tail with FallbackToLogsOnError.
+ * terminationMessagePath, or from its log's tail with FallbackToLogsOnError;
+ * a pod asking for a host port another holds is rejected.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,4 +77,30 @@ test('termination messages: the file at terminationMessagePath, or the log tail 
   assert.equal(byName.logs?.message, 'first\nlast words\n');
   assert.equal(byName['ok-logs']?.message, undefined, 'no fallback for a container that succeeded');
   assert.equal(byName['no-newline']?.message, 'DONE');
+  // The log as a reader gets it: output that ends without a newline, kept as it is.
+  const log = await request(env.url, 'GET', `${pods}/messages/log?container=no-newline`);
+  assert.equal(log.text, 'DONE');
+  assert.equal((await request(env.url, 'GET', `${pods}/messages/log?container=logs`)).text, 'first\nlast words\n');
+});
+
+test('a pod asking for a host port another pod on the node holds is rejected (NodePorts)', async () => {
+  const withPort = (name: string, hostIP?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: {
+      nodeName: NODE,
+      containers: [
+        { name: 'c', image: 'busybox', command: ['sleep', '3600'], ports: [{ containerPort: 21017, hostPort: 21017, ...(hostIP ? { hostIP } : {}) }] },
+      ],
+    },
+  });
+  assert.equal((await request(env.url, 'POST', pods, withPort('port-holder'))).status, 201);
+  await waitFor(async () => (await pod('port-holder')).status?.phase === 'Running', 20_000, 'the first pod to run');
+  assert.equal((await request(env.url, 'POST', pods, withPort('port-taker', '127.0.0.5'))).status, 201);
+  await waitFor(async () => (await pod('port-taker')).status?.phase === 'Failed', 20_000, 'the second pod to be rejected');
+  const p = await pod('port-taker');
+  assert.equal(p.status.reason, 'NodePorts');
+  assert.equal(p.status.message, "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports");
+  await request(env.url, 'DELETE', `${pods}/port-holder?gracePeriodSeconds=0`);
 });

@@ -262,6 +262,15 @@ export class PodSyncer {
       for (const [k, v] of Object.entries(podRequests(p.spec))) used[k] = (used[k] ?? 0) + v;
     }
     if (count + 1 > (alloc.pods ?? 110)) return { reason: 'OutOfpods', message: "Pod was rejected: Node didn't have enough resource: pods" };
+    // Host ports another admitted pod holds (NodePorts): same protocol and port, on the same address or either on all.
+    const held = [...state.pods]
+      .filter(([uid]) => uid !== pod.metadata.uid && state.admitted.has(uid) && !state.finished.has(uid))
+      .flatMap(([, p]) => hostPorts(p.spec));
+    const clash = hostPorts(spec).some((w) =>
+      held.some((h) => h.port === w.port && h.protocol === w.protocol && (h.ip === w.ip || h.ip === '0.0.0.0' || w.ip === '0.0.0.0')),
+    );
+    if (clash)
+      return { reason: 'NodePorts', message: "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports" };
     for (const [k, v] of Object.entries(podRequests(spec))) {
       if (v <= 0) continue;
       const free = (alloc[k] ?? 0) - (used[k] ?? 0);
@@ -423,4 +432,11 @@ function volumePaths(pod: Pod, podDir: string, claims: ClaimPaths): PodVolumePat
   const paths = new Map<string, string>();
   for (const v of podVolumes(pod)) paths.set(v.name, claims.paths.get(v.name) ?? (v.hostPath ? v.hostPath.path : join(podDir, 'volumes', v.name)));
   return { paths, readOnly: claims.readOnly };
+}
+
+/** The host ports a pod's containers ask for (hostIP "" is all addresses). */
+function hostPorts(spec: Pod['spec']): { port: number; protocol: string; ip: string }[] {
+  return (spec?.containers ?? []).flatMap((c) =>
+    (c.ports ?? []).filter((p) => (p.hostPort ?? 0) > 0).map((p) => ({ port: p.hostPort!, protocol: p.protocol ?? 'TCP', ip: p.hostIP || '0.0.0.0' })),
+  );
 }
