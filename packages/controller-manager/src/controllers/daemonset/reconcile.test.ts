@@ -145,9 +145,18 @@ test('rolling update replaces outdated pods at most maxUnavailable at a time', (
     run(two, outdated, nodes).delete.map((x) => x.metadata.name),
     ['a', 'b'],
   );
-  // One node already has no available pod: the budget is spent.
+  // An outdated pod that is not available is replaced at once, and spends the budget.
   const oneDown = [pod('a', 'n1', { hash: old, ready: false }), pod('b', 'n2', { hash: old }), pod('c', 'n3', { hash: old })];
-  assert.deepEqual(run(ds(), oneDown, nodes).delete, []);
+  assert.deepEqual(
+    run(ds(), oneDown, nodes).delete.map((x) => x.metadata.name),
+    ['a'],
+  );
+  // A rollback: the pod of the bad revision (not available) goes, the others, already on the template, stay.
+  const rolledBack = [pod('a', 'n1'), pod('b', 'n2', { hash: old, ready: false }), pod('c', 'n3')];
+  assert.deepEqual(
+    run(ds(), rolledBack, nodes).delete.map((x) => x.metadata.name),
+    ['b'],
+  );
   // OnDelete leaves them alone.
   assert.deepEqual(run(ds({ strategy: { type: 'OnDelete' } }), outdated, nodes).delete, []);
   const status = run(ds(), outdated, nodes).status;

@@ -142,17 +142,25 @@ export function reconcileDaemonSet(input: DaemonSetInput): DaemonSetPlan {
   for (const [node, here] of byNode) if (!eligibleNames.has(node)) toDelete.push(...here);
   // RollingUpdate: replace outdated pods, at most maxUnavailable unavailable at once.
   if ((spec?.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
+    // As upstream's rollingUpdate: an outdated pod that is not available is replaced at once; available ones
+    // only as far as maxUnavailable allows, nodes without an up-to-date available pod counting against it.
     const maxUnavailable = Number(spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? 1) || 1;
-    const unavailable = eligible.filter((n) => !on(n).some((p) => isPodAvailable(p, minReady, now))).length;
-    let budget = maxUnavailable - unavailable;
+    let unavailable = 0;
+    const replaceNow: Pod[] = [];
+    const candidates: Pod[] = [];
     for (const n of eligible) {
-      if (budget <= 0) break;
-      const p = on(n)[0];
-      if (p && p.metadata.labels?.[HASH] !== hash && isPodAvailable(p, minReady, now)) {
-        toDelete.push(p);
-        budget--;
-      }
+      const here = on(n);
+      const updated = here.find((p) => p.metadata.labels?.[HASH] === hash);
+      const old = here.find((p) => p.metadata.labels?.[HASH] !== hash);
+      if (!!updated === !!old) unavailable++;
+      else if (updated) {
+        if (!isPodAvailable(updated, minReady, now)) unavailable++;
+      } else if (!isPodAvailable(old!, minReady, now)) {
+        replaceNow.push(old!);
+        unavailable++;
+      } else if (unavailable < maxUnavailable) candidates.push(old!);
     }
+    toDelete.push(...replaceNow, ...candidates.slice(0, Math.max(0, maxUnavailable - unavailable)));
   }
   const inUse = new Set([revisionName(ds, spec?.template ?? {}), ...live.map((p) => `${ds.metadata.name}-${p.metadata.labels?.[HASH] ?? ''}`)]);
   const plan: DaemonSetPlan = {
