@@ -104,3 +104,26 @@ test('a pod asking for a host port another pod on the node holds is rejected (No
   assert.equal(p.status.message, "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports");
   await request(env.url, 'DELETE', `${pods}/port-holder?gracePeriodSeconds=0`);
 });
+
+test("admission reads the Node as the API has it: a label set on it after registration lets a pod's nodeSelector match", async () => {
+  const patched = await request(
+    env.url,
+    'PATCH',
+    `/api/v1/nodes/${NODE}`,
+    { metadata: { labels: { color: 'blue' } } },
+    { contentType: 'application/merge-patch+json' },
+  );
+  assert.equal(patched.status, 200, patched.text);
+  // The kubelet's watch of its Node carries the label in well under a second.
+  await new Promise((r) => setTimeout(r, 1000));
+  const c = await request(env.url, 'POST', pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'blue-only' },
+    spec: { nodeName: NODE, nodeSelector: { color: 'blue' }, containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] },
+  });
+  assert.equal(c.status, 201, c.text);
+  await waitFor(async () => ['Running', 'Failed'].includes((await pod('blue-only')).status?.phase), 20_000, 'the pod to be admitted or rejected');
+  assert.equal((await pod('blue-only')).status.phase, 'Running', JSON.stringify((await pod('blue-only')).status));
+  await request(env.url, 'DELETE', `${pods}/blue-only?gracePeriodSeconds=0`);
+});

@@ -77,6 +77,8 @@ export class Kubelet {
   private readonly plugins: PluginWatcher;
   private readonly server: KubeletServer;
   private informer: Informer | undefined;
+  /** This node's own Node object. */
+  private nodeInformer: Informer | undefined;
   private plegTimer: NodeJS.Timeout | undefined;
   private housekeepingTimer: NodeJS.Timeout | undefined;
   private lastStates = new Map<string, string>();
@@ -135,7 +137,8 @@ export class Kubelet {
       recorder,
       log: o.log,
       allocatable: () => this.node.allocatable(),
-      nodeLabels: () => this.node.labels(),
+      // The Node as the API has it (labels others set count, as upstream's node lister gives them), else our own.
+      nodeLabels: () => this.nodeInformer?.store.list()[0]?.metadata.labels ?? this.node.labels(),
       volumes: this.volumes,
       ...(o.backoffInitialMs ? { backoffInitialMs: o.backoffInitialMs } : {}),
       ...(o.backoffMaxMs ? { backoffMaxMs: o.backoffMaxMs } : {}),
@@ -183,6 +186,13 @@ export class Kubelet {
     this.volumes.start();
     void this.initCSINode();
     this.plugins.start();
+    this.nodeInformer = new Informer(
+      this.client,
+      { path: '/api/v1/nodes', fieldSelector: `metadata.name=${this.o.nodeName}` },
+      { onError: (e) => this.o.log.debug({ err: String(e) }, 'node watch error') },
+    );
+    this.nodeInformer.start();
+    await this.nodeInformer.synced();
     this.informer = new Informer(
       this.client,
       { path: '/api/v1/pods', fieldSelector: `spec.nodeName=${this.o.nodeName}` },
@@ -262,6 +272,7 @@ export class Kubelet {
     if (this.plegTimer) clearTimeout(this.plegTimer);
     if (this.housekeepingTimer) clearInterval(this.housekeepingTimer);
     this.informer?.stop();
+    this.nodeInformer?.stop();
     this.node.stop();
     await this.plugins.stop();
     this.volumes.stop();
