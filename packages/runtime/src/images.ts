@@ -7,7 +7,8 @@
  * per repository: its tags share it).
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CriError, GRPC_UNKNOWN, parseImageRef, type Image, type ImageRef, type ImageSpec } from '@kubeling/cri';
 
@@ -157,5 +158,29 @@ export class ImageStore {
   remove(image: ImageSpec): void {
     const img = this.status(image);
     if (img) this.images.delete(img.id);
+  }
+}
+
+/**
+ * A container without namespaces of its own has a directory for its root: the
+ * image's content is copied in, and each mount is a symlink at its path there.
+ */
+export function fillDirectoryRoot(
+  rootDir: string,
+  copies: Record<string, string> | undefined,
+  mounts: readonly { container_path: string; host_path: string }[],
+): void {
+  for (const [path, src] of Object.entries(copies ?? {})) {
+    mkdirSync(dirname(join(rootDir, path)), { recursive: true });
+    copyFileSync(src, join(rootDir, path));
+  }
+  for (const m of mounts) {
+    const link = join(rootDir, m.container_path);
+    mkdirSync(dirname(link), { recursive: true });
+    try {
+      symlinkSync(m.host_path, link);
+    } catch {
+      // already linked (same attempt recreated)
+    }
   }
 }

@@ -22,7 +22,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import {
   CriError,
@@ -49,7 +49,7 @@ import {
   type RuntimeCondition,
 } from '@kubeling/cri';
 import { attachSession, execSession, execSync } from './exec.js';
-import { catalogImage, ImageStore, parseImageRef } from './images.js';
+import { catalogImage, fillDirectoryRoot, ImageStore, parseImageRef } from './images.js';
 import { isolateContainer, probeIsolation, sharedHostMounts, type IsolationTools } from './isolation.js';
 import { IpPool } from './ippool.js';
 import { hasProcess, markExited, startProcess, stopProcess, type Ctr } from './process.js';
@@ -230,22 +230,7 @@ export class KubelingRuntime implements CriRuntime {
     // The sandbox's resolver configuration and hostname, where a container's root has them (etc/resolv.conf, etc/hostname).
     const files = this.o.backend !== 'hollow' ? writeSandboxFiles(rootDir, sb.config) : {};
     const iso = this.isolation;
-    if (!iso) {
-      // The image's content, in the directory that stands for its root.
-      for (const [path, src] of Object.entries(cat.copies ?? {})) {
-        mkdirSync(dirname(join(rootDir, path)), { recursive: true });
-        copyFileSync(src, join(rootDir, path));
-      }
-      for (const m of config.mounts ?? []) {
-        const link = join(rootDir, m.container_path);
-        mkdirSync(dirname(link), { recursive: true });
-        try {
-          symlinkSync(m.host_path, link);
-        } catch {
-          // already linked (same attempt recreated)
-        }
-      }
-    }
+    if (!iso) fillDirectoryRoot(rootDir, cat.copies, config.mounts ?? []);
     let command = config.command?.length ? config.command : cat.entrypoint;
     // A command naming a program of the image runs what stands for it here.
     const argv0 = command[0] !== undefined && cat.binaries?.[command[0]] ? command[0] : undefined;
