@@ -48,7 +48,23 @@ export class DnsServer {
 
   constructor(private readonly o: DnsServerOptions) {}
 
+  /**
+   * Listens on UDP and TCP on one port. Asked for any port (0), the UDP one the
+   * system picks may be taken on TCP: then another is tried, a few times.
+   */
   async start(): Promise<{ host: string; port: number }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.listen();
+      } catch (e) {
+        this.udp?.close();
+        this.udp = undefined;
+        if (this.o.port !== 0 || (e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt >= 9) throw e;
+      }
+    }
+  }
+
+  private async listen(): Promise<{ host: string; port: number }> {
     const udp = createSocket(this.o.host.includes(':') ? 'udp6' : 'udp4');
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
