@@ -174,8 +174,14 @@ test('exec joins the running container: its files, hostname and PID namespace; a
     if (!out.includes('inside')) await new Promise((r) => setTimeout(r, 50));
   }
   assert.deepEqual(out.trim().split('\n'), ['inside', 'iso-exec', '/']);
-  const ps = await runtime.execSync(id, ['sh', '-c', 'cat /proc/2/cmdline | tr "\\0" " "'], 5);
-  assert.equal(ps.stdout.toString().trim(), 'sleep 60');
+  // PID 2 is the command, once its shell has exec'd sleep (the marker is written just before).
+  let cmdline = '';
+  for (let i = 0; i < 100 && cmdline !== 'sleep 60'; i++) {
+    const ps = await runtime.execSync(id, ['sh', '-c', 'cat /proc/2/cmdline | tr "\\0" " "'], 5);
+    cmdline = ps.stdout.toString().trim();
+    if (cmdline !== 'sleep 60') await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(cmdline, 'sleep 60');
   const missing = await runtime.execSync(id, ['no-such-command'], 5);
   assert.equal(missing.exit_code, 126);
   assert.match(missing.stderr.toString(), /executable file not found in \$PATH/);
